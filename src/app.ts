@@ -1,0 +1,42 @@
+// createApp(services): error handler → request facts and body limits → explorer → feature routes.
+import { Elysia } from "elysia";
+import { authPlugin } from "./platform/auth/plugin";
+import { errorHandler } from "./platform/http/errors";
+import { explorer } from "./platform/http/explorer";
+import { beginRequest } from "./platform/http/request-meta";
+import { bodyTooLarge, parseJsonBody, readLimited, JSON_BODY_LIMIT } from "./platform/http/body";
+import { accountRoutes } from "./features/accounts/routes";
+import { workspaceRoutes } from "./features/workspaces/routes";
+import { tokenRoutes } from "./features/tokens/routes";
+import { systemRoutes } from "./features/system/routes";
+import type { Services } from "./services";
+
+/** No request may carry more than this; routes that take files set their own, smaller caps. */
+export const MAX_REQUEST_BYTES = 51 * 1024 * 1024;
+
+let appSeed = 0;
+
+export function createApp(s: Services) {
+  const auth = authPlugin({ authenticator: s.authenticator, limiter: s.limiter, jwtSecret: s.jwtSecret, seed: `app-${++appSeed}` });
+
+  return new Elysia()
+    .use(errorHandler(s.log))
+    .onRequest(({ request, server, set }) => {
+      const meta = beginRequest(request, server?.requestIP(request)?.address ?? null);
+      set.headers["x-request-id"] = meta.id;
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_REQUEST_BYTES) throw bodyTooLarge(MAX_REQUEST_BYTES);
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      // Multipart bodies are left to the routes that accept files (each enforces its own cap).
+      if (contentType.startsWith("multipart/form-data")) return;
+      if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
+      return new TextDecoder().decode(await readLimited(request, JSON_BODY_LIMIT));
+    })
+    .use(explorer(s.version))
+    .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
+    .use(accountRoutes(auth, s.accounts, s.activity, s.clock))
+    .use(workspaceRoutes(auth, s.workspaces))
+    .use(tokenRoutes(auth, s.tokens));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,62 @@
+// Schemas of login, the caller's profile, organizations and their users.
+import { t } from "elysia";
+import { Timestamp, Uuid } from "../../platform/http/schemas";
+
+export const Role = t.UnionEnum(["owner", "admin", "member"]);
+
+export const LoginBody = t.Object(
+  { email: t.String({ minLength: 3, maxLength: 320 }), password: t.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+
+export const User = t.Object({
+  id: Uuid,
+  email: t.String(),
+  name: t.String(),
+  organization_id: Uuid,
+  role: Role,
+  is_super_admin: t.Boolean(),
+  created_at: Timestamp,
+});
+
+export const Session = t.Object({ token: t.String({ description: "JWT for Authorization: Bearer" }), expires_at: Timestamp, user: User });
+
+export const Me = t.Object({
+  auth_type: t.UnionEnum(["jwt", "api_token"]),
+  user: User,
+  acting_organization_id: Uuid,
+  product_id: t.Optional(Uuid),
+  api_token_id: t.Optional(Uuid),
+});
+
+export const CreateOrganizationBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+
+export const Organization = t.Object({ id: Uuid, name: t.String(), created_at: Timestamp });
+
+export const CreateUserBody = t.Object(
+  {
+    email: t.String({ format: "email", maxLength: 320 }),
+    password: t.String({ minLength: 8, maxLength: 1024 }),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    role: Role,
+  },
+  { additionalProperties: false },
+);
+
+export const ActivityQuery = t.Object({
+  action: t.Optional(t.UnionEnum(["organization_override", "login_succeeded", "login_failed"])),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+});
+
+export const ActivityEntry = t.Object({
+  action: t.String(),
+  actor_user_id: t.Nullable(t.String()),
+  target_organization_id: t.Nullable(t.String()),
+  method: t.Nullable(t.String()),
+  endpoint: t.Nullable(t.String()),
+  status_code: t.Nullable(t.Integer()),
+  ip_address: t.Nullable(t.String()),
+  user_agent: t.Nullable(t.String()),
+  detail: t.Nullable(t.String()),
+  created_at: Timestamp,
+});

@@ -1,0 +1,230 @@
+// API token lifecycle: create, read, update, revoke, renew, regenerate, delete, and authentication.
+import { and, count, desc, eq, isNull, lte, isNotNull } from "drizzle-orm";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import { conflict, forbidden, notFound, unprocessable } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import type { TokenCheck } from "../../platform/auth/authenticator";
+import type { Principal, TokenRole } from "../../platform/auth/principal";
+import { isOrgAdmin } from "../../platform/auth/principal";
+import type { WorkspacesService } from "../workspaces/service";
+import { apiTokens } from "./table";
+import { generateToken, hashToken, isWellFormed, sameHash, tokenPrefix } from "./token-format";
+import type { RequestInfo, TokenAuditLog } from "./audit-log";
+
+export type TokenRow = typeof apiTokens.$inferSelect;
+export type TokenStatus = "active" | "inactive" | "revoked" | "expired";
+
+export interface NewToken {
+  productId: string;
+  tokenName: string;
+  expiresAt?: Date | null;
+  role?: TokenRole;
+}
+
+export function statusOf(t: TokenRow, now: number): TokenStatus {
+  if (t.revokedAt) return "revoked";
+  if (!t.isActive) return "inactive";
+  if (t.expiresAt && t.expiresAt.getTime() <= now) return "expired";
+  return "active";
+}
+
+interface Deps {
+  db: Db;
+  clock: Clock;
+  workspaces: WorkspacesService;
+  audit: TokenAuditLog;
+  /** Looks up the workspace's organization for a token principal. */
+  organizationOf: (productId: string) => string | undefined;
+}
+
+export function createTokensService({ db, clock, workspaces, audit, organizationOf }: Deps) {
+  const requireUser = (principal: Principal) => {
+    if (principal.kind !== "user") throw forbidden("Token management needs a user session (JWT)");
+    return principal;
+  };
+
+  /** The token if the caller may manage it; another tenant's token is "not found". */
+  const requireManageable = (principal: Principal, id: string): TokenRow => {
+    requireUser(principal);
+    const token = db.select().from(apiTokens).where(eq(apiTokens.id, id.toLowerCase())).get();
+    if (!token) throw notFound("API token");
+    let workspace;
+    try {
+      workspace = workspaces.requireVisible(principal, token.productId);
+    } catch {
+      throw notFound("API token");
+    }
+    if (!workspaces.canManage(principal, workspace)) throw forbidden("Only owners, admins and the workspace's creator may manage its tokens");
+    return token;
+  };
+
+  const futureDate = (d: Date, field: string) => {
+    if (Number.isNaN(d.getTime())) throw unprocessable(`${field} is not a valid date`);
+    if (d.getTime() <= clock.now()) throw unprocessable(`${field} must be in the future`);
+    return d;
+  };
+
+  const now = () => new Date(clock.now());
+
+  return {
+    statusOf: (t: TokenRow) => statusOf(t, clock.now()),
+
+    create(principal: Principal, input: NewToken, info: RequestInfo): { row: TokenRow; secret: string } {
+      const user = requireUser(principal);
+      const workspace = workspaces.requireVisible(user, input.productId);
+      if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may create its tokens");
+      if (input.role === "SYSTEM" && !isOrgAdmin(user)) throw forbidden("Only owners and admins may create SYSTEM tokens");
+      const secret = generateToken();
+      const at = now();
+      const row: TokenRow = {
+        id: crypto.randomUUID(),
+        productId: workspace.id,
+        userId: user.userId,
+        tokenName: input.tokenName.trim(),
+        tokenPrefix: tokenPrefix(secret),
+        tokenHash: hashToken(secret),
+        role: input.role ?? "USER",
+        isActive: true,
+        expiresAt: input.expiresAt ? futureDate(input.expiresAt, "expires_at") : null,
+        revokedAt: null,
+        expiryLoggedAt: null,
+        lastUsedAt: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      db.transaction((tx) => {
+        tx.insert(apiTokens).values(row).run();
+        audit.write({ tokenId: row.id, action: "created", statusCode: 201, ...info }, tx);
+      });
+      return { row, secret };
+    },
+
+    list(principal: Principal, productId: string, w: PageWindow) {
+      const user = requireUser(principal);
+      const workspace = workspaces.requireVisible(user, productId);
+      if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may see its tokens");
+      const where = eq(apiTokens.productId, workspace.id);
+      const total = db.select({ n: count() }).from(apiTokens).where(where).get()?.n ?? 0;
+      const rows = db.select().from(apiTokens).where(where).orderBy(desc(apiTokens.createdAt), apiTokens.id).limit(w.pageSize).offset(w.offset).all();
+      return { rows, total };
+    },
+
+    get: (principal: Principal, id: string) => requireManageable(principal, id),
+
+    update(principal: Principal, id: string, patch: { tokenName?: string; isActive?: boolean; expiresAt?: Date | null }): TokenRow {
+      const token = requireManageable(principal, id);
+      if (token.revokedAt && patch.isActive === true) throw conflict("A revoked token cannot be activated again; create a new one");
+      const next: Partial<TokenRow> = { updatedAt: now() };
+      if (patch.tokenName !== undefined) next.tokenName = patch.tokenName.trim();
+      if (patch.isActive !== undefined) next.isActive = patch.isActive;
+      if (patch.expiresAt !== undefined) {
+        next.expiresAt = patch.expiresAt === null ? null : futureDate(patch.expiresAt, "expires_at");
+        next.expiryLoggedAt = null;
+      }
+      db.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+      return { ...token, ...next };
+    },
+
+    revoke(principal: Principal, id: string, info: RequestInfo): TokenRow {
+      const token = requireManageable(principal, id);
+      if (token.revokedAt) return token; // revoking twice changes nothing and logs nothing new
+      const next = { revokedAt: now(), isActive: false, updatedAt: now() };
+      db.transaction((tx) => {
+        tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+        audit.write({ tokenId: token.id, action: "revoked", statusCode: 200, ...info }, tx);
+      });
+      return { ...token, ...next };
+    },
+
+    renew(principal: Principal, id: string, expiresAt: Date, info: RequestInfo): TokenRow {
+      const token = requireManageable(principal, id);
+      if (token.revokedAt) throw conflict("A revoked token cannot be renewed; create a new one");
+      futureDate(expiresAt, "expires_at");
+      if (!token.expiresAt) throw conflict("This token never expires; set an expiry with PUT /api/api-tokens/{id} instead");
+      if (expiresAt.getTime() <= token.expiresAt.getTime()) {
+        throw unprocessable(`expires_at must be later than the current expiry (${token.expiresAt.toISOString()})`);
+      }
+      const next = { expiresAt, expiryLoggedAt: null, updatedAt: now() };
+      db.transaction((tx) => {
+        tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+        audit.write({ tokenId: token.id, action: "renewed", statusCode: 200, ...info }, tx);
+      });
+      return { ...token, ...next };
+    },
+
+    /** New secret, same id, name and history; the old secret stops working in the same commit. */
+    regenerate(principal: Principal, id: string, info: RequestInfo): { row: TokenRow; secret: string } {
+      const token = requireManageable(principal, id);
+      if (token.revokedAt) throw conflict("A revoked token cannot be regenerated; create a new one");
+      const secret = generateToken();
+      const next = { tokenHash: hashToken(secret), tokenPrefix: tokenPrefix(secret), updatedAt: now() };
+      db.transaction((tx) => {
+        tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+        audit.write({ tokenId: token.id, action: "regenerated", statusCode: 200, ...info }, tx);
+      });
+      return { row: { ...token, ...next }, secret };
+    },
+
+    remove(principal: Principal, id: string): void {
+      const token = requireManageable(principal, id);
+      db.delete(apiTokens).where(eq(apiTokens.id, token.id)).run();
+    },
+
+    auditLogs(principal: Principal, id: string, limit: number) {
+      const token = requireManageable(principal, id);
+      audit.flush();
+      return audit.list(token.id, limit);
+    },
+
+    /** Checks a presented secret. Never throws; the auth plugin turns failures into the spec's 401. */
+    check(raw: string): TokenCheck {
+      if (!isWellFormed(raw)) return { ok: false, reason: "invalid" };
+      const hash = hashToken(raw);
+      const token = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, hash)).get();
+      if (!token || !sameHash(token.tokenHash, hash)) return { ok: false, reason: "invalid" };
+      const status = statusOf(token, clock.now());
+      if (status === "expired") {
+        // Only the request that marks the expiry records `expired`; later attempts record `used`.
+        const marked = db
+          .update(apiTokens)
+          .set({ expiryLoggedAt: now() })
+          .where(and(eq(apiTokens.id, token.id), isNull(apiTokens.expiryLoggedAt)))
+          .returning({ id: apiTokens.id })
+          .all();
+        return { ok: false, tokenId: token.id, reason: "expired", action: marked.length > 0 ? "expired" : "used" };
+      }
+      if (status !== "active") return { ok: false, tokenId: token.id, reason: status };
+      const organizationId = organizationOf(token.productId);
+      if (!organizationId) return { ok: false, reason: "invalid" };
+      return {
+        ok: true,
+        principal: { kind: "token", tokenId: token.id, userId: token.userId, productId: token.productId, organizationId, tokenRole: token.role },
+      };
+    },
+
+    /** Records `expired` for tokens whose expiry passed unseen; run periodically. */
+    sweepExpired(): number {
+      const at = now();
+      const due = db
+        .select({ id: apiTokens.id })
+        .from(apiTokens)
+        .where(and(isNotNull(apiTokens.expiresAt), lte(apiTokens.expiresAt, at), isNull(apiTokens.expiryLoggedAt), isNull(apiTokens.revokedAt)))
+        .all();
+      db.transaction((tx) => {
+        for (const { id } of due) {
+          const marked = tx
+            .update(apiTokens)
+            .set({ expiryLoggedAt: at })
+            .where(and(eq(apiTokens.id, id), isNull(apiTokens.expiryLoggedAt)))
+            .returning({ id: apiTokens.id })
+            .all();
+          if (marked.length > 0) audit.write({ tokenId: id, action: "expired" }, tx);
+        }
+      });
+      return due.length;
+    },
+  };
+}
+
+export type TokensService = ReturnType<typeof createTokensService>;

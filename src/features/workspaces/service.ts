@@ -1,0 +1,87 @@
+// Workspaces (the spec's products): every tenant check for workspace-owned data starts here.
+import { and, count, eq } from "drizzle-orm";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import { forbidden, notFound } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
+import { products } from "./table";
+
+export type WorkspaceRow = typeof products.$inferSelect;
+
+export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock }) {
+  const byId = (id: string) => db.select().from(products).where(eq(products.id, id.toLowerCase())).get();
+
+  /** The workspace if the caller may see it; a workspace of another tenant is "not found". */
+  const requireVisible = (principal: Principal, id: string): WorkspaceRow => {
+    const w = byId(id);
+    const visible = w && (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
+    if (!w || !visible) throw notFound("Workspace");
+    return w;
+  };
+
+  /** Owners, admins and super admins manage every workspace of the organization; members their own. */
+  const canManage = (principal: Principal, w: WorkspaceRow) =>
+    principal.kind === "user" && (isOrgAdmin(principal) || w.createdBy === principal.userId);
+
+  const requireManageable = (principal: Principal, id: string): WorkspaceRow => {
+    const w = requireVisible(principal, id);
+    if (principal.kind === "token") throw forbidden("API tokens cannot change workspaces");
+    if (!canManage(principal, w)) throw forbidden("Only owners, admins and the workspace's creator may manage it");
+    return w;
+  };
+
+  return {
+    organizationOf: (id: string) => byId(id)?.organizationId,
+    requireVisible,
+    requireManageable,
+    canManage,
+
+    list(principal: Principal, w: PageWindow) {
+      const where = principal.kind === "token" ? eq(products.id, principal.productId) : eq(products.organizationId, principal.organizationId);
+      const total = db.select({ n: count() }).from(products).where(where).get()?.n ?? 0;
+      const rows = db.select().from(products).where(where).orderBy(products.createdAt, products.id).limit(w.pageSize).offset(w.offset).all();
+      return { rows, total };
+    },
+
+    /** Creates a workspace in the organization the caller acts in. */
+    create(principal: Principal, input: { name: string; description?: string }): WorkspaceRow {
+      if (principal.kind === "token") throw forbidden("API tokens cannot create workspaces");
+      return this.createIn(principal.organizationId, principal.userId, input);
+    },
+
+    createIn(organizationId: string, createdBy: string | null, input: { name: string; description?: string }): WorkspaceRow {
+      const now = new Date(clock.now());
+      const row: WorkspaceRow = {
+        id: crypto.randomUUID(),
+        organizationId,
+        name: input.name.trim(),
+        description: input.description?.trim() || null,
+        createdBy,
+        createdAt: now,
+        updatedAt: now,
+      };
+      db.insert(products).values(row).run();
+      return row;
+    },
+
+    update(principal: Principal, id: string, patch: { name?: string; description?: string | null }): WorkspaceRow {
+      const w = requireManageable(principal, id);
+      const next = {
+        name: patch.name?.trim() ?? w.name,
+        description: patch.description === undefined ? w.description : patch.description?.trim() || null,
+        updatedAt: new Date(clock.now()),
+      };
+      db.update(products).set(next).where(eq(products.id, w.id)).run();
+      return { ...w, ...next };
+    },
+
+    /** Deletes the workspace and, through foreign keys, everything it owns. */
+    remove(principal: Principal, id: string): void {
+      const w = requireManageable(principal, id);
+      db.delete(products).where(and(eq(products.id, w.id), eq(products.organizationId, w.organizationId))).run();
+    },
+  };
+}
+
+export type WorkspacesService = ReturnType<typeof createWorkspacesService>;

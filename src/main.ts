@@ -1,0 +1,97 @@
+// Hearth's entry point and CLI: the only file that acts on start.
+//   config → storage (lock, migrate) → services → app → listen; graceful stop on SIGINT/SIGTERM.
+import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
+import { ensureDataDir, InstanceLockedError, lockDataDir, openStorage } from "./platform/db/database";
+import { migrate } from "./platform/db/migrate";
+import { createLogger } from "./platform/log";
+import { createServices, VERSION } from "./services";
+import { createApp, MAX_REQUEST_BYTES } from "./app";
+import { backupDatabase } from "./features/system/backup";
+
+const HELP = `Hearth ${VERSION}: self-hosted agent workspace platform
+
+Usage:
+  hearth serve [options]     start the server (the default command)
+  hearth backup <file>       write a checked copy of the database (safe while Hearth runs)
+  hearth --help | --version
+
+Options of serve and backup (each also an environment variable; options win):
+${SETTINGS.map((s) => `  ${`${s.flag} <value>`.padEnd(28)}${s.env.padEnd(26)}${s.help}${s.default ? ` (default ${s.default})` : ""}`).join("\n")}
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`hearth: ${message}\n`);
+  process.exit(2);
+}
+
+async function serve(config: Config) {
+  const log = createLogger();
+  ensureDataDir(config.dataDir);
+  const lock = lockDataDir(config.dataDir);
+  const storage = await openStorage(config.dataDir);
+  migrate(storage.db);
+  const services = await createServices({ config, storage, log });
+  if (services.bootstrap) {
+    const b = services.bootstrap;
+    process.stdout.write(
+      b.generatedPassword
+        ? `\nHearth created the first owner ${b.email} with the password\n\n    ${b.generatedPassword}\n\nIt is shown only this once: sign in and keep it safe.\n\n`
+        : `\nHearth created the first owner ${b.email} with the password from HEARTH_ADMIN_PASSWORD.\n\n`,
+    );
+  }
+  services.start();
+  const app = createApp(services).listen({
+    hostname: config.host,
+    port: config.port,
+    // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
+    maxRequestBodySize: MAX_REQUEST_BYTES * 2,
+    idleTimeout: 30,
+  });
+  const server = app.server!;
+  log.info("hearth listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir, version: VERSION });
+  process.stdout.write(`Hearth ${VERSION} listening on http://${server.hostname}:${server.port} (docs at /docs)\n`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info("stopping", { signal });
+    // Finish requests in flight, then write what is queued and close the database cleanly.
+    await server.stop(false);
+    services.stop();
+    storage.close();
+    lock.release();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+async function backup(config: Config, file: string | undefined) {
+  if (!file) fail("backup needs a target file: hearth backup <file>");
+  // No instance lock: a backup reads one consistent snapshot while the server keeps writing.
+  const storage = await openStorage(config.dataDir);
+  try {
+    const result = backupDatabase(storage.sqlite, file);
+    process.stdout.write(`backup written to ${result.file} (${result.bytes} bytes, integrity ok)\n`);
+  } finally {
+    storage.close();
+  }
+}
+
+async function main(argv: string[]) {
+  const [command = "serve", ...rest] = argv;
+  if (command === "--help" || command === "-h" || command === "help") return void process.stdout.write(HELP);
+  if (command === "--version" || command === "-v") return void process.stdout.write(`${VERSION}\n`);
+  const positional = command === "backup" ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
+  const options = command === "backup" ? rest.filter((a) => !positional.includes(a)) : rest;
+  if (command.startsWith("--")) return serve(loadConfig(process.env, argv));
+  if (command === "serve") return serve(loadConfig(process.env, options));
+  if (command === "backup") return backup(loadConfig(process.env, options), positional[0]);
+  fail(`unknown command "${command}" (see hearth --help)`);
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  if (e instanceof ConfigError || e instanceof InstanceLockedError) fail(e.message);
+  fail(`could not start: ${(e as Error).message}`);
+});

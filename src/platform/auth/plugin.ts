@@ -1,0 +1,152 @@
+// The `auth` route option: who may call a route and from which rate budget it is paid.
+//   auth: "jwt"   user session only (token management, organization admin)
+//   auth: "token" API token only (the validate endpoint)
+//   auth: "any"   API token or user session (everything a workspace integration may call)
+//   auth: "none"  public, limited per client address (login)
+// Append ":strict" for the strict budget (upload, chat, transcription, executions).
+import { Elysia } from "elysia";
+import { jwt } from "@elysiajs/jwt";
+import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
+import { rateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
+import { requestMeta, type RequestMeta } from "../http/request-meta";
+import type { Authenticator } from "./authenticator";
+import type { Principal, TokenPrincipal, UserPrincipal } from "./principal";
+
+type Via = "jwt" | "token" | "any" | "none";
+export type AuthSpec = Via | `${Via}:strict`;
+
+export const SESSION_SECONDS = 12 * 60 * 60;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const INVALID_TOKEN = "Invalid API token";
+
+export interface AuthDeps {
+  authenticator: Authenticator;
+  limiter: RateLimiter;
+  jwtSecret: string;
+  /** Distinguishes the plugin of one app from another's in the same process (tests). */
+  seed: string;
+}
+
+function credentials(headers: Headers): { token?: string; session?: string } {
+  const apiToken = headers.get("x-api-token")?.trim();
+  const authz = headers.get("authorization")?.trim();
+  const bearer = authz && /^bearer\s+/i.test(authz) ? authz.replace(/^bearer\s+/i, "").trim() : undefined;
+  if (apiToken) return { token: apiToken };
+  if (bearer?.startsWith("svc_")) return { token: bearer };
+  if (bearer) return { session: bearer };
+  return {};
+}
+
+export function authPlugin(deps: AuthDeps) {
+  const { authenticator, limiter } = deps;
+
+  const limit = (key: string, cls: LimitClass, set: { headers: Record<string, unknown> }) => {
+    const decision = limiter.hit(key, cls);
+    const headers = rateLimitHeaders(decision);
+    Object.assign(set.headers, headers);
+    if (!decision.allowed) {
+      throw new AppError(429, "TooManyRequests", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, undefined, headers);
+    }
+  };
+
+  const checkToken = (raw: string, meta: RequestMeta): TokenPrincipal => {
+    const result = authenticator.checkToken(raw);
+    if (result.ok) {
+      meta.tokenUse = { tokenId: result.principal.tokenId, action: "used" };
+      return result.principal;
+    }
+    // A known token that may not be used still gets its attempt in its audit log.
+    if (result.tokenId) meta.tokenUse = { tokenId: result.tokenId, action: result.action ?? "used" };
+    throw unauthorized(INVALID_TOKEN);
+  };
+
+  const actAs = (user: UserPrincipal, header: string | null, meta: RequestMeta): UserPrincipal => {
+    if (header === null) return user;
+    const orgId = header.trim();
+    if (!UUID.test(orgId)) throw invalid("X-Organization-Id must be a UUID");
+    if (!user.isSuperAdmin) throw forbidden("Only super admins may send X-Organization-Id");
+    meta.overrideOrganizationId = orgId;
+    if (!authenticator.organizationExists(orgId)) throw notFound("Organization");
+    return { ...user, organizationId: orgId.toLowerCase() };
+  };
+
+  return new Elysia({ name: "hearth-auth", seed: deps.seed })
+    .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
+    .macro({
+      auth: (spec: AuthSpec) => ({
+        async resolve({ request, sessionJwt, set }) {
+          const [via, cls] = spec.split(":") as [Via, "strict" | undefined];
+          const budget: LimitClass = cls === "strict" ? "strict" : "default";
+          const meta = requestMeta(request);
+          const orgHeader = request.headers.get("x-organization-id");
+
+          if (via === "none") {
+            limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
+            return { principal: undefined as unknown as Principal };
+          }
+
+          const { token, session } = credentials(request.headers);
+          let principal: Principal;
+          if (token !== undefined) {
+            const tokenPrincipal = checkToken(token, meta);
+            principal = tokenPrincipal;
+            if (orgHeader !== null) throw forbidden("X-Organization-Id is for super-admin sessions, not API tokens");
+            if (via === "jwt") {
+              limit(`token:${tokenPrincipal.tokenId}`, budget, set);
+              throw forbidden("This endpoint needs a user session (JWT); API tokens cannot manage tokens or accounts");
+            }
+          } else if (session !== undefined) {
+            if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
+            const claims = await sessionJwt.verify(session);
+            const user = claims && typeof claims.sub === "string" ? authenticator.userPrincipal(claims.sub) : null;
+            if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+            meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
+            principal = actAs(user, orgHeader, meta);
+          } else {
+            throw unauthorized(
+              via === "jwt"
+                ? "Authentication required: send Authorization: Bearer <JWT> from POST /api/auth/login"
+                : "Authentication required: send an API token (X-API-Token or Authorization: Bearer svc_...) or a session JWT",
+            );
+          }
+          meta.principal = principal;
+          limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
+          return { principal };
+        },
+      }),
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set }) => {
+      const meta = requestMeta(request);
+      const statusCode = typeof set.status === "number" ? set.status : 200;
+      if (meta.tokenUse) {
+        authenticator.recordTokenUse({
+          tokenId: meta.tokenUse.tokenId,
+          action: meta.tokenUse.action,
+          ipAddress: meta.ip,
+          userAgent: meta.userAgent,
+          endpoint: meta.path,
+          statusCode,
+        });
+      }
+      if (meta.overrideOrganizationId && meta.principal?.kind === "user") {
+        authenticator.recordOverride({
+          actor: meta.principal,
+          targetOrganizationId: meta.overrideOrganizationId,
+          method: meta.method,
+          endpoint: meta.path,
+          statusCode,
+          ipAddress: meta.ip,
+          userAgent: meta.userAgent,
+        });
+      }
+    });
+}
+
+export type AuthPlugin = ReturnType<typeof authPlugin>;
+
+/** Signs a user session; used by the login route. */
+export async function signSession(sessionJwt: { sign(v: Record<string, string | number>): Promise<string> }, userId: string, now: number) {
+  const exp = Math.floor(now / 1000) + SESSION_SECONDS;
+  return { token: await sessionJwt.sign({ sub: userId, exp }), expiresAt: new Date(exp * 1000) };
+}

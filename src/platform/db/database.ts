@@ -1,0 +1,93 @@
+// Opens Hearth's one SQLite file: pragmas, the single-instance lock, sqlite-vec, drizzle.
+import { Database } from "bun:sqlite";
+import { mkdirSync, writeFileSync, readFileSync, accessSync, constants } from "node:fs";
+import { join } from "node:path";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { getLoadablePath } from "sqlite-vec";
+import { nativePath } from "../native";
+import { ConfigError } from "../config";
+
+export type Db = BunSQLiteDatabase;
+
+export interface Storage {
+  readonly sqlite: Database;
+  readonly db: Db;
+  readonly path: string;
+  readonly vecVersion: string;
+  close(): void;
+}
+
+/** Another Hearth already holds the data dir. */
+export class InstanceLockedError extends Error {}
+
+export function applyPragmas(sqlite: Database): void {
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  // FULL: in WAL mode every commit is fsynced before it returns, so an acknowledged write
+  // (a token, an upload, an audit row) survives a power cut, not only a process crash. NORMAL
+  // would be faster but may drop the last commits on power loss; Hearth batches its hot writes
+  // (audit rows, chunks) into few transactions, so the fsync per commit stays cheap.
+  sqlite.exec("PRAGMA synchronous = FULL");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  // Wait for a lock instead of failing at once (the backup command reads while Hearth writes).
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA temp_store = MEMORY");
+}
+
+/**
+ * Holds an exclusive lock on `<dataDir>/hearth.lock` for the life of the process. The lock is a
+ * SQLite write transaction, so the OS drops it when the process dies: no stale lock after a crash.
+ */
+export function lockDataDir(dataDir: string): { release(): void } {
+  const lockPath = join(dataDir, "hearth.lock");
+  const pidPath = join(dataDir, "hearth.pid");
+  const lock = new Database(lockPath, { create: true });
+  lock.exec("PRAGMA busy_timeout = 0");
+  lock.exec("PRAGMA journal_mode = DELETE");
+  lock.exec("CREATE TABLE IF NOT EXISTS holder (pid INTEGER)");
+  try {
+    lock.exec("BEGIN EXCLUSIVE");
+  } catch {
+    lock.close();
+    let holder = "another process";
+    try {
+      holder = `process ${readFileSync(pidPath, "utf8").trim()}`;
+    } catch {}
+    throw new InstanceLockedError(`another Hearth (${holder}) is already using the data dir ${dataDir}; stop it first or choose another HEARTH_DATA_DIR`);
+  }
+  writeFileSync(pidPath, String(process.pid));
+  return {
+    release() {
+      try {
+        lock.exec("ROLLBACK");
+      } catch {}
+      lock.close();
+    },
+  };
+}
+
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+  } catch {
+    throw new ConfigError(`HEARTH_DATA_DIR ${dataDir} cannot be created or written`);
+  }
+}
+
+/** Opens (creating if needed) `<dataDir>/hearth.db` with sqlite-vec loaded. */
+export async function openStorage(dataDir: string): Promise<Storage> {
+  ensureDataDir(dataDir);
+  const path = join(dataDir, "hearth.db");
+  const sqlite = new Database(path, { create: true, strict: true });
+  applyPragmas(sqlite);
+  const vec = await nativePath("vec0.so", dataDir, getLoadablePath);
+  sqlite.loadExtension(vec);
+  const { version } = sqlite.query<{ version: string }, []>("SELECT vec_version() AS version").get()!;
+  return {
+    sqlite,
+    db: drizzle({ client: sqlite }),
+    path,
+    vecVersion: version,
+    close: () => sqlite.close(),
+  };
+}

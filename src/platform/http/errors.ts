@@ -1,0 +1,61 @@
+// Maps every failure to the envelope of DESIGN.md: AppError first, then Elysia's own codes.
+import { Elysia, ValidationError } from "elysia";
+import { AppError, errorBody } from "../errors";
+import type { Logger } from "../log";
+
+function json(status: number, body: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, "content-type": "application/json; charset=utf-8" },
+  });
+}
+
+/** Turns Elysia's validation error into a short list a person can act on, without echoing values. */
+function validationDetails(error: ValidationError): { where: string; details: { path: string; message: string }[] } {
+  const details = [...error.all].slice(0, 20).map((e) => {
+    const issue = e as { path?: string; message?: string; summary?: string };
+    return { path: issue.path || "/", message: issue.summary ?? issue.message ?? "is invalid" };
+  });
+  return { where: error.type, details };
+}
+
+export function toAppError(code: string | number, error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  switch (code) {
+    case "NOT_FOUND":
+      return new AppError(404, "NotFound", "No such endpoint; see /docs for the API");
+    case "PARSE":
+      return new AppError(400, "ValidationError", "Request body could not be parsed; send valid JSON with Content-Type: application/json");
+    case "VALIDATION": {
+      const v = error as ValidationError;
+      const { where, details } = validationDetails(v);
+      // A malformed id, query or header is a bad request line (400); a body that parses but has
+      // the wrong shape is unprocessable (422).
+      const status = where === "body" ? 422 : 400;
+      const first = details[0];
+      const message = first ? `Invalid ${where}: ${first.path === "/" ? "" : `${first.path.replace(/^\//, "")} `}${first.message}` : `Invalid ${where}`;
+      return new AppError(status, "ValidationError", message, details);
+    }
+    case "INVALID_FILE_TYPE":
+      return new AppError(415, "UnsupportedMediaType", "Unsupported file type");
+    case "INVALID_COOKIE_SIGNATURE":
+      return new AppError(400, "ValidationError", "Invalid cookie signature");
+  }
+  if (typeof code === "number" && code >= 400 && code < 500) {
+    return new AppError(code, code === 404 ? "NotFound" : "ValidationError", (error as Error)?.message || "Request failed");
+  }
+  return new AppError(500, "InternalError", "Something went wrong on our side; retry in a few seconds");
+}
+
+export function errorHandler(log: Logger) {
+  return new Elysia({ name: "hearth-errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+    const appError = toAppError(code, error);
+    if (appError.status >= 500) {
+      log.error("request failed", { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
+    }
+    set.status = appError.status;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
+    return json(appError.status, errorBody(appError), { ...headers, ...appError.headers });
+  });
+}

@@ -1,0 +1,35 @@
+// Schemas every feature's model.ts reuses: ids, timestamps, the response envelopes.
+import { t, type TSchema } from "elysia";
+
+export const Uuid = t.String({ format: "uuid", description: "UUID" });
+export const IdParams = t.Object({ id: Uuid });
+export const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });
+
+export const ErrorResponse = t.Object(
+  {
+    success: t.Literal(false),
+    error: t.String({ description: "Short code: Unauthorized, Forbidden, NotFound, ValidationError, ..." }),
+    message: t.String(),
+    details: t.Optional(t.Unknown()),
+  },
+  { description: "Error" },
+);
+
+export const ok = <T extends TSchema>(data: T, description = "Success") =>
+  t.Object({ success: t.Literal(true), message: t.Optional(t.String()), data }, { description });
+
+export const okList = <T extends TSchema>(item: T, description = "Success") =>
+  t.Object(
+    {
+      success: t.Literal(true),
+      data: t.Array(item),
+      pagination: t.Object({ page: t.Integer(), pageSize: t.Integer(), total: t.Integer() }),
+    },
+    { description },
+  );
+
+/** Error responses a route can give, for the OpenAPI document. */
+export const errors = (...codes: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429)[]) =>
+  Object.fromEntries(codes.map((c) => [c, ErrorResponse])) as Record<number, typeof ErrorResponse>;
+
+export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);

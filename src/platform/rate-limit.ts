@@ -1,0 +1,58 @@
+// Fixed one-minute budgets per caller and class. Counting is synchronous, so concurrent requests
+// can never overspend a budget.
+import type { Clock } from "./clock";
+
+export type LimitClass = "default" | "strict";
+
+export interface LimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  reset: number;
+}
+
+export interface RateLimiter {
+  hit(key: string, cls: LimitClass): LimitDecision;
+}
+
+const WINDOW_MS = 60_000;
+
+export function createRateLimiter(limits: Record<LimitClass, number>, clock: Clock): RateLimiter {
+  const windows = new Map<string, { start: number; count: number }>();
+  let lastSweep = clock.now();
+
+  const sweep = (now: number) => {
+    if (now - lastSweep < WINDOW_MS) return;
+    lastSweep = now;
+    for (const [k, w] of windows) if (now - w.start >= WINDOW_MS) windows.delete(k);
+  };
+
+  return {
+    hit(key, cls) {
+      const now = clock.now();
+      sweep(now);
+      const id = `${cls}:${key}`;
+      let w = windows.get(id);
+      if (!w || now - w.start >= WINDOW_MS) {
+        w = { start: now, count: 0 };
+        windows.set(id, w);
+      }
+      const limit = limits[cls];
+      const reset = Math.max(1, Math.ceil((w.start + WINDOW_MS - now) / 1000));
+      if (w.count >= limit) return { allowed: false, limit, remaining: 0, reset };
+      w.count++;
+      return { allowed: true, limit, remaining: limit - w.count, reset };
+    },
+  };
+}
+
+export function rateLimitHeaders(d: LimitDecision): Record<string, string> {
+  const h: Record<string, string> = {
+    "RateLimit-Limit": String(d.limit),
+    "RateLimit-Remaining": String(d.remaining),
+    "RateLimit-Reset": String(d.reset),
+  };
+  if (!d.allowed) h["Retry-After"] = String(d.reset);
+  return h;
+}
