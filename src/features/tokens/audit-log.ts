@@ -70,9 +70,18 @@ export function createTokenAuditLog({ db, clock, log }: { db: Db; clock: Clock; 
       scheduled ??= setImmediate(flush);
     },
 
-    /** Writes a row now, inside the caller's transaction when given one. */
-    write(entry: AuditEntry, tx: Pick<Db, "insert"> = db) {
+    /** Writes a row now, inside the caller's transaction (see `transaction`). */
+    write(entry: AuditEntry, tx: Pick<Db, "insert">) {
       tx.insert(apiTokenAuditLogs).values(toRow(entry)).run();
+    },
+
+    /**
+     * Runs a change and its audit rows in one transaction, after writing what is queued, so the
+     * log keeps the order in which things happened.
+     */
+    transaction(fn: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0]) => void) {
+      flush();
+      db.transaction(fn);
     },
 
     flush,

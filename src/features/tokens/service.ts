@@ -93,7 +93,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         createdAt: at,
         updatedAt: at,
       };
-      db.transaction((tx) => {
+      audit.transaction((tx) => {
         tx.insert(apiTokens).values(row).run();
         audit.write({ tokenId: row.id, action: "created", statusCode: 201, ...info }, tx);
       });
@@ -130,7 +130,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const token = requireManageable(principal, id);
       if (token.revokedAt) return token; // revoking twice changes nothing and logs nothing new
       const next = { revokedAt: now(), isActive: false, updatedAt: now() };
-      db.transaction((tx) => {
+      audit.transaction((tx) => {
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "revoked", statusCode: 200, ...info }, tx);
       });
@@ -146,7 +146,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         throw unprocessable(`expires_at must be later than the current expiry (${token.expiresAt.toISOString()})`);
       }
       const next = { expiresAt, expiryLoggedAt: null, updatedAt: now() };
-      db.transaction((tx) => {
+      audit.transaction((tx) => {
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "renewed", statusCode: 200, ...info }, tx);
       });
@@ -159,7 +159,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       if (token.revokedAt) throw conflict("A revoked token cannot be regenerated; create a new one");
       const secret = generateToken();
       const next = { tokenHash: hashToken(secret), tokenPrefix: tokenPrefix(secret), updatedAt: now() };
-      db.transaction((tx) => {
+      audit.transaction((tx) => {
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "regenerated", statusCode: 200, ...info }, tx);
       });
@@ -211,7 +211,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         .from(apiTokens)
         .where(and(isNotNull(apiTokens.expiresAt), lte(apiTokens.expiresAt, at), isNull(apiTokens.expiryLoggedAt), isNull(apiTokens.revokedAt)))
         .all();
-      db.transaction((tx) => {
+      audit.transaction((tx) => {
         for (const { id } of due) {
           const marked = tx
             .update(apiTokens)

@@ -75,7 +75,9 @@ export function authPlugin(deps: AuthDeps) {
     .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
     .macro({
       auth: (spec: AuthSpec) => ({
-        async resolve({ request, sessionJwt, set }) {
+        // Authentication runs at the transform stage, before the request is validated, so a bad
+        // credential is a 401 (and a token's use is audited and budgeted) whatever the body holds.
+        async transform({ request, sessionJwt, set }) {
           const [via, cls] = spec.split(":") as [Via, "strict" | undefined];
           const budget: LimitClass = cls === "strict" ? "strict" : "default";
           const meta = requestMeta(request);
@@ -83,7 +85,7 @@ export function authPlugin(deps: AuthDeps) {
 
           if (via === "none") {
             limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
-            return { principal: undefined as unknown as Principal };
+            return;
           }
 
           const { token, session } = credentials(request.headers);
@@ -112,8 +114,8 @@ export function authPlugin(deps: AuthDeps) {
           }
           meta.principal = principal;
           limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
-          return { principal };
         },
+        resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
       }),
     })
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
