@@ -19,7 +19,9 @@ let appSeed = 0;
 export function createApp(s: Services) {
   const auth = authPlugin({ authenticator: s.authenticator, limiter: s.limiter, jwtSecret: s.jwtSecret, seed: `app-${++appSeed}` });
 
-  return new Elysia()
+  // normalize: false makes unknown body fields an error (422) instead of silently dropping them,
+  // so a typo such as `is_activ` never passes as a successful no-op.
+  return new Elysia({ normalize: false })
     .use(errorHandler(s.log))
     .onRequest(({ request, server, set }) => {
       const meta = beginRequest(request, server?.requestIP(request)?.address ?? null);

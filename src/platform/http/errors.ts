@@ -21,6 +21,8 @@ function validationDetails(error: ValidationError): { where: string; details: { 
 
 export function toAppError(code: string | number, error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // Elysia wraps whatever a body parser throws; Hearth's parser throws AppErrors with the real cause.
+  if (code === "PARSE" && (error as Error)?.cause instanceof AppError) return (error as Error).cause as AppError;
   switch (code) {
     case "NOT_FOUND":
       return new AppError(404, "NotFound", "No such endpoint; see /docs for the API");
@@ -33,7 +35,8 @@ export function toAppError(code: string | number, error: unknown): AppError {
       // the wrong shape is unprocessable (422).
       const status = where === "body" ? 422 : 400;
       const first = details[0];
-      const message = first ? `Invalid ${where}: ${first.path === "/" ? "" : `${first.path.replace(/^\//, "")} `}${first.message}` : `Invalid ${where}`;
+      const field = first && first.path !== "/" ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
+      const message = !first ? `Invalid ${where}` : field && !first.message.includes(`'${field}'`) ? `Invalid ${where}: ${field}: ${first.message}` : `Invalid ${where}: ${first.message}`;
       return new AppError(status, "ValidationError", message, details);
     }
     case "INVALID_FILE_TYPE":

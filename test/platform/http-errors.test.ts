@@ -1,0 +1,127 @@
+// Bad input of every kind gets the envelope of DESIGN.md with a 4xx, never a 500 or a stack.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
+
+let h: Harness;
+let jwt: string;
+let ws: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  jwt = await h.login();
+  ws = await defaultWorkspaceId(h, jwt);
+});
+afterAll(() => h.close());
+
+const expectError = (r: { status: number; body: any; text: string }, status: number | number[], code?: string) => {
+  expect(Array.isArray(status) ? status : [status]).toContain(r.status);
+  expect(r.body.success).toBe(false);
+  expect(typeof r.body.message).toBe("string");
+  if (code) expect(r.body.error).toBe(code);
+  expect(r.text).not.toMatch(/at .*\.ts:\d+|node_modules|stack/i);
+};
+
+describe("routing", () => {
+  test("unknown routes are JSON 404", async () => {
+    for (const [m, p] of [["GET", "/nope"], ["POST", "/api/unknown"], ["DELETE", "/health"], ["GET", "/api/api-tokens"]]) {
+      const r = await h.call(m!, p!, { token: jwt });
+      expectError(r, 404, "NotFound");
+      expect(r.headers.get("content-type")).toContain("application/json");
+    }
+  });
+
+  test("every response carries a request id", async () => {
+    const r = await h.call("GET", "/health");
+    expect(r.headers.get("x-request-id")).toBeString();
+    const echoed = await h.call("GET", "/health", { headers: { "x-request-id": "abc-123" } });
+    expect(echoed.headers.get("x-request-id")).toBe("abc-123");
+  });
+});
+
+describe("bodies", () => {
+  const post = (raw: string | Uint8Array, contentType = "application/json") =>
+    h.call("POST", "/api/products", { token: jwt, raw, headers: { "content-type": contentType } });
+
+  test("malformed JSON is 400", async () => {
+    for (const raw of ["{", "{'a':1}", "nul", "[1,2", '{"name": "x",}']) expectError(await post(raw), 400, "ValidationError");
+  });
+
+  test("an empty body is 400 and invalid UTF-8 is 400", async () => {
+    expectError(await post(""), [400, 422], "ValidationError");
+    expectError(await post(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])), 400, "ValidationError");
+  });
+
+  test("wrong types, missing and unknown fields are 422 with details", async () => {
+    for (const body of [{ name: 42 }, {}, { name: "x", extra: true }, [], "str", 7, null, { name: "x".repeat(201) }]) {
+      const r = await post(JSON.stringify(body));
+      expectError(r, [400, 422], "ValidationError");
+    }
+    const r = await post(JSON.stringify({ name: 42 }));
+    expect(r.status).toBe(422);
+    expect(Array.isArray(r.body.details)).toBe(true);
+    expect(r.body.message).toContain("name");
+  });
+
+  test("bodies nested deeper than a sane depth are refused without a crash", async () => {
+    for (const depth of [65, 10_000, 200_000]) {
+      const raw = "[".repeat(depth) + "]".repeat(depth);
+      expectError(await post(raw), 400, "ValidationError");
+    }
+    expectError(await post('{"a":'.repeat(100) + "1" + "}".repeat(100)), 400, "ValidationError");
+    // A million levels is also over the size cap; either refusal is fine, a crash is not.
+    expectError(await post('{"a":'.repeat(1_000_000) + "1" + "}".repeat(1_000_000)), [400, 413]);
+    // Brackets inside strings do not count.
+    const ok = await post(JSON.stringify({ name: "[".repeat(5000) }));
+    expect(ok.status).toBe(422); // too long a name, but parsed fine
+  });
+
+  test("bodies over the limit are JSON 413, with or without Content-Length", async () => {
+    const big = JSON.stringify({ name: "x", description: "y".repeat(2 * 1024 * 1024) });
+    expectError(await post(big), 413, "PayloadTooLarge");
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 40; i++) c.enqueue(new Uint8Array(64 * 1024).fill(32));
+        c.close();
+      },
+    });
+    const r = await h.app.handle(
+      new Request("http://hearth.test/api/products", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${jwt}` }, body: stream, duplex: "half" } as RequestInit),
+    );
+    expect(r.status).toBe(413);
+    expect((await r.json()).error).toBe("PayloadTooLarge");
+    const huge = await h.app.handle(
+      new Request("http://hearth.test/api/products", { method: "POST", headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, body: "{}" }),
+    );
+    expect(huge.status).toBe(413);
+  });
+
+  test("a body in another content type is refused cleanly", async () => {
+    expectError(await post("name=x", "application/x-www-form-urlencoded"), [400, 415, 422]);
+    expectError(await post("hello", "text/plain"), [400, 415, 422]);
+  });
+});
+
+describe("ids and queries", () => {
+  test("non-UUID ids are 400", async () => {
+    for (const id of ["1", "abc", "00000000-0000-0000-0000-00000000000g", "%00", "' OR 1=1 --"]) {
+      expectError(await h.call("GET", `/api/products/${encodeURIComponent(id)}`, { token: jwt }), 400, "ValidationError");
+      expectError(await h.call("GET", `/api/api-tokens/${encodeURIComponent(id)}`, { token: jwt }), 400, "ValidationError");
+    }
+  });
+
+  test("absurd pagination values are 400", async () => {
+    for (const q of ["page=0", "page=-5", "pageSize=0", "pageSize=100000", "page=abc", "limit=1e99", "pageSize=1.5", "page=99999999999"]) {
+      expectError(await h.call("GET", `/api/products?${q}`, { token: jwt }), 400, "ValidationError");
+    }
+    const ok = await h.call("GET", "/api/products?page=2&pageSize=1", { token: jwt });
+    expect(ok.status).toBe(200);
+    expect(ok.body.pagination).toEqual({ page: 2, pageSize: 1, total: expect.any(Number) });
+    const lim = await h.call("GET", "/api/products?limit=1", { token: jwt });
+    expect(lim.body.data.length).toBe(1);
+  });
+
+  test("unknown enum values are refused", async () => {
+    const r = await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "x", role: "ROOT" } });
+    expectError(r, 422, "ValidationError");
+  });
+});
