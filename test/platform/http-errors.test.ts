@@ -88,7 +88,7 @@ describe("bodies", () => {
       new Request("http://hearth.test/api/products", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${jwt}` }, body: stream, duplex: "half" } as RequestInit),
     );
     expect(r.status).toBe(413);
-    expect((await r.json()).error).toBe("PayloadTooLarge");
+    expect(((await r.json()) as { error: string }).error).toBe("PayloadTooLarge");
     const huge = await h.app.handle(
       new Request("http://hearth.test/api/products", { method: "POST", headers: { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, body: "{}" }),
     );

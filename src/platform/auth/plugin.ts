@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
 import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
 import { rateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
-import { requestMeta, type RequestMeta } from "../http/request-meta";
+import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
 import type { Authenticator } from "./authenticator";
 import type { Principal, TokenPrincipal, UserPrincipal } from "./principal";
 
@@ -71,6 +71,30 @@ export function authPlugin(deps: AuthDeps) {
     return { ...user, organizationId: orgId.toLowerCase() };
   };
 
+  const audit = (meta: RequestMeta, statusCode: number) => {
+    if (meta.tokenUse) {
+      authenticator.recordTokenUse({
+        tokenId: meta.tokenUse.tokenId,
+        action: meta.tokenUse.action,
+        ipAddress: meta.ip,
+        userAgent: meta.userAgent,
+        endpoint: meta.path,
+        statusCode,
+      });
+    }
+    if (meta.overrideOrganizationId && meta.principal?.kind === "user") {
+      authenticator.recordOverride({
+        actor: meta.principal,
+        targetOrganizationId: meta.overrideOrganizationId,
+        method: meta.method,
+        endpoint: meta.path,
+        statusCode,
+        ipAddress: meta.ip,
+        userAgent: meta.userAgent,
+      });
+    }
+  };
+
   return new Elysia({ name: "hearth-auth", seed: deps.seed })
     .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
     .macro({
@@ -81,6 +105,7 @@ export function authPlugin(deps: AuthDeps) {
           const [via, cls] = spec.split(":") as [Via, "strict" | undefined];
           const budget: LimitClass = cls === "strict" ? "strict" : "default";
           const meta = requestMeta(request);
+          meta.onSettle = (statusCode) => audit(meta, statusCode);
           const orgHeader = request.headers.get("x-organization-id");
 
           if (via === "none") {
@@ -118,30 +143,12 @@ export function authPlugin(deps: AuthDeps) {
         resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
       }),
     })
+    .onAfterHandle({ as: "global" }, ({ request, set }) => {
+      settleRequest(request, typeof set.status === "number" ? set.status : 200);
+    })
+    // Fallback for responses that bypassed both the handler and the error path.
     .onAfterResponse({ as: "global" }, ({ request, set }) => {
-      const meta = requestMeta(request);
-      const statusCode = typeof set.status === "number" ? set.status : 200;
-      if (meta.tokenUse) {
-        authenticator.recordTokenUse({
-          tokenId: meta.tokenUse.tokenId,
-          action: meta.tokenUse.action,
-          ipAddress: meta.ip,
-          userAgent: meta.userAgent,
-          endpoint: meta.path,
-          statusCode,
-        });
-      }
-      if (meta.overrideOrganizationId && meta.principal?.kind === "user") {
-        authenticator.recordOverride({
-          actor: meta.principal,
-          targetOrganizationId: meta.overrideOrganizationId,
-          method: meta.method,
-          endpoint: meta.path,
-          statusCode,
-          ipAddress: meta.ip,
-          userAgent: meta.userAgent,
-        });
-      }
+      settleRequest(request, typeof set.status === "number" ? set.status : 200);
     });
 }
 

@@ -41,13 +41,12 @@ export function lockDataDir(dataDir: string): { release(): void } {
   const lockPath = join(dataDir, "hearth.lock");
   const pidPath = join(dataDir, "hearth.pid");
   const lock = new Database(lockPath, { create: true });
-  lock.exec("PRAGMA busy_timeout = 0");
-  lock.exec("PRAGMA journal_mode = DELETE");
-  lock.exec("CREATE TABLE IF NOT EXISTS holder (pid INTEGER)");
   try {
+    lock.exec("PRAGMA busy_timeout = 0");
     lock.exec("BEGIN EXCLUSIVE");
-  } catch {
+  } catch (e) {
     lock.close();
+    if (!/locked|busy/i.test(String(e))) throw e;
     let holder = "another process";
     try {
       holder = `process ${readFileSync(pidPath, "utf8").trim()}`;

@@ -2,6 +2,7 @@
 import { Elysia, ValidationError } from "elysia";
 import { AppError, errorBody } from "../errors";
 import type { Logger } from "../log";
+import { settleRequest } from "./request-meta";
 
 function json(status: number, body: unknown, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
@@ -57,6 +58,7 @@ export function errorHandler(log: Logger) {
       log.error("request failed", { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
     }
     set.status = appError.status;
+    settleRequest(request, appError.status);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
     return json(appError.status, errorBody(appError), { ...headers, ...appError.headers });

@@ -11,6 +11,21 @@ export interface RequestMeta {
   /** Set when a token's secret matched, whether or not the token could be used. */
   tokenUse?: { tokenId: string; action: "used" | "expired" };
   overrideOrganizationId?: string;
+  /** Called once with the final status, before the response leaves (see settleRequest). */
+  onSettle?: (status: number) => void;
+  settled?: boolean;
+}
+
+/**
+ * Reports the final status of a request to whoever asked (the auth plugin's audit rows). Called
+ * from the success path and from the error handler, so rows are queued before the response is
+ * returned and a shutdown right after it still writes them.
+ */
+export function settleRequest(request: Request, status: number): void {
+  const meta = metas.get(request);
+  if (!meta || meta.settled) return;
+  meta.settled = true;
+  meta.onSettle?.(status);
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
