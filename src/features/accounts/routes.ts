@@ -61,7 +61,7 @@ export function accountRoutes(auth: AuthPlugin, accounts: AccountsService, activ
       },
       {
         auth: "none",
-        body: LoginBody,
+        body: LoginBody, parse: "json",
         response: { 200: ok(Session), ...errors(400, 401, 422, 429) },
         detail: { tags: ["Authentication"], summary: "Sign in; returns a JWT for 12 hours", security: [] },
       },
@@ -91,7 +91,7 @@ export function accountRoutes(auth: AuthPlugin, accounts: AccountsService, activ
         set.status = 201;
         return { success: true as const, message: "Organization created", data: { id: org.id, name: org.name, created_at: org.createdAt.toISOString() } };
       },
-      { auth: "jwt", body: CreateOrganizationBody, response: { 201: ok(Organization, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create an organization (super admin)" } },
+      { auth: "jwt", body: CreateOrganizationBody, parse: "json", response: { 201: ok(Organization, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create an organization (super admin)" } },
     )
     .get(
       "/api/organizations/:id/users",
@@ -112,7 +112,7 @@ export function accountRoutes(auth: AuthPlugin, accounts: AccountsService, activ
       {
         auth: "jwt",
         params: IdParams,
-        body: CreateUserBody,
+        body: CreateUserBody, parse: "json",
         response: { 201: ok(User, "Created"), ...errors(400, 401, 403, 404, 409, 422, 429) },
         detail: { summary: "Add a user (owner/admin of that organization, or super admin)" },
       },

@@ -53,7 +53,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
         set.status = 201;
         return { success: true as const, message: "API token created. Copy it now: it is displayed only once.", data: { ...view(row), token: secret } };
       },
-      { auth: "jwt", body: CreateTokenBody, response: { 201: ok(TokenWithSecret, "Created"), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Create a token" } },
+      { auth: "jwt", body: CreateTokenBody, parse: "json", response: { 201: ok(TokenWithSecret, "Created"), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Create a token" } },
     )
     .get(
       "/api/api-tokens/product/:productId",
@@ -83,7 +83,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
         message: "API token updated",
         data: view(tokens.update(principal, params.id, { tokenName: body.token_name, isActive: body.is_active, expiresAt: date(body.expires_at) })),
       }),
-      { auth: "jwt", params: IdParams, body: UpdateTokenBody, response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Update name, active flag or expiry" } },
+      { auth: "jwt", params: IdParams, body: UpdateTokenBody, parse: "json", response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Update name, active flag or expiry" } },
     )
     .post(
       "/api/api-tokens/:id/revoke",
@@ -97,7 +97,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
         message: "API token renewed",
         data: view(tokens.renew(principal, params.id, new Date(body.expires_at), info(request))),
       }),
-      { auth: "jwt", params: IdParams, body: RenewTokenBody, response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Move the expiry forward" } },
+      { auth: "jwt", params: IdParams, body: RenewTokenBody, parse: "json", response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Move the expiry forward" } },
     )
     .post(
       "/api/api-tokens/:id/regenerate",

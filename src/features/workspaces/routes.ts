@@ -35,7 +35,7 @@ export function workspaceRoutes(auth: AuthPlugin, workspaces: WorkspacesService)
         set.status = 201;
         return { success: true as const, message: "Workspace created", data: workspaceView(workspaces.create(principal, body)) };
       },
-      { auth: "jwt", body: CreateWorkspaceBody, response: { 201: ok(Workspace, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create a workspace" } },
+      { auth: "jwt", body: CreateWorkspaceBody, parse: "json", response: { 201: ok(Workspace, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create a workspace" } },
     )
     .get("/api/products/:id", ({ principal, params }) => ({ success: true as const, data: workspaceView(workspaces.requireVisible(principal, params.id)) }), {
       auth: "any",
@@ -46,7 +46,7 @@ export function workspaceRoutes(auth: AuthPlugin, workspaces: WorkspacesService)
     .put(
       "/api/products/:id",
       ({ principal, params, body }) => ({ success: true as const, message: "Workspace updated", data: workspaceView(workspaces.update(principal, params.id, body)) }),
-      { auth: "jwt", params: IdParams, body: UpdateWorkspaceBody, response: { 200: ok(Workspace), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Rename or describe a workspace" } },
+      { auth: "jwt", params: IdParams, body: UpdateWorkspaceBody, parse: "json", response: { 200: ok(Workspace), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Rename or describe a workspace" } },
     )
     .delete(
       "/api/products/:id",

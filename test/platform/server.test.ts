@@ -1,0 +1,139 @@
+// The real server process (bun src/main.ts): start-up, bad configuration, a second instance,
+// graceful stop that loses no acknowledged audit row, and the backup command.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+const dirs: string[] = [];
+const procs: Subprocess[] = [];
+afterAll(() => {
+  for (const p of procs) p.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "hearth-server-"));
+  dirs.push(d);
+  return d;
+};
+
+const env = (dataDir: string, extra: Record<string, string> = {}) => ({
+  ...process.env,
+  HEARTH_DATA_DIR: dataDir,
+  HEARTH_ADMIN_PASSWORD: "server-test-password",
+  HEARTH_RATE_LIMIT: "100000",
+  ...extra,
+});
+
+/** Starts Hearth on a free port and resolves with its base URL once /health answers. */
+async function start(dataDir: string, extra: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0"], { env: env(dataDir, extra), stdout: "pipe", stderr: "pipe" });
+  procs.push(proc);
+  const reader = proc.stdout.getReader();
+  let out = "";
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+    const m = out.match(/listening on (http:\/\/[\d.]+:\d+)/);
+    if (m) {
+      reader.releaseLock();
+      return { proc, url: m[1]!, stdout: out };
+    }
+  }
+  throw new Error(`Hearth did not start: ${out} ${await new Response(proc.stderr).text()}`);
+}
+
+const run = async (args: string[], e: Record<string, string | undefined>) => {
+  const p = Bun.spawn([process.execPath, MAIN, ...args], { env: e, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { stdout, stderr, code };
+};
+
+describe("process", () => {
+  test("a bad configuration value stops start-up with one clear line", async () => {
+    for (const [k, v, re] of [
+      ["HEARTH_PORT", "eighty", /HEARTH_PORT must be a whole number/],
+      ["HEARTH_RATE_LIMIT", "-3", /HEARTH_RATE_LIMIT/],
+    ] as const) {
+      const r = await run(["serve"], env(tempDir(), { [k]: v }));
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toMatch(re);
+    }
+    const blocked = join(tempDir(), "file");
+    await Bun.write(blocked, "not a dir");
+    const r = await run(["serve"], env(join(blocked, "sub")));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/HEARTH_DATA_DIR .* cannot be created or written/);
+  });
+
+  test("--help and --version", async () => {
+    const help = await run(["--help"], process.env);
+    expect(help.code).toBe(0);
+    for (const word of ["serve", "backup", "--port", "HEARTH_DATA_DIR", "--rate-limit-strict"]) expect(help.stdout).toContain(word);
+    const version = await run(["--version"], process.env);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  test("serve, refuse a second instance, back up while running, stop on SIGTERM without losing audit rows", async () => {
+    const dir = tempDir();
+    const { proc, url, stdout } = await start(dir);
+    expect(stdout).toContain("admin@localhost");
+    expect(stdout).not.toContain("server-test-password");
+
+    const second = await run(["serve", "--port", "0"], env(dir));
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/already using the data dir/);
+    expect(second.stderr.trim().split("\n")).toHaveLength(1);
+
+    const login = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "server-test-password" }) });
+    const jwt = ((await login.json()) as any).data.token;
+    const auth = { authorization: `Bearer ${jwt}`, "content-type": "application/json" };
+    const ws = ((await (await fetch(`${url}/api/products`, { headers: auth })).json()) as any).data[0].id;
+    const created = (await (await fetch(`${url}/api/api-tokens`, { method: "POST", headers: auth, body: JSON.stringify({ product_id: ws, token_name: "t" }) })).json()) as any;
+    const token = created.data.token;
+    const uses = await Promise.all(Array.from({ length: 30 }, () => fetch(`${url}/api/api-token/auth/validate`, { headers: { "x-api-token": token } })));
+    expect(uses.every((r) => r.status === 200)).toBe(true);
+
+    const backupFile = join(dir, "copy.db");
+    const b = await run(["backup", backupFile], env(dir));
+    expect(b.code).toBe(0);
+    const copy = new Database(backupFile, { readonly: true });
+    expect((copy.query("SELECT count(*) AS n FROM api_tokens").get() as { n: number }).n).toBe(1);
+    copy.close();
+    const again = await run(["backup", backupFile], env(dir));
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already exists/);
+
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const db = new Database(join(dir, "hearth.db"), { readonly: true });
+    const used = db.query("SELECT count(*) AS n FROM api_token_audit_logs WHERE action = 'used'").get() as { n: number };
+    db.close();
+    expect(used.n).toBe(30);
+    expect(existsSync(join(dir, "hearth.db"))).toBe(true);
+
+    // And it starts again on the same data dir.
+    const restarted = await start(dir);
+    const v = await fetch(`${restarted.url}/api/api-token/auth/validate`, { headers: { "x-api-token": token } });
+    expect(v.status).toBe(200);
+    restarted.proc.kill("SIGTERM");
+    expect(await restarted.proc.exited).toBe(0);
+  });
+
+  test("a request body over Bun's own limit still gets a JSON 413", async () => {
+    const { proc, url } = await start(tempDir());
+    const r = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(60 * 1024 * 1024) });
+    expect(r.status).toBe(413);
+    expect(((await r.json()) as any).error).toBe("PayloadTooLarge");
+    proc.kill("SIGTERM");
+    await proc.exited;
+  });
+});
