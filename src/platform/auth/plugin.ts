@@ -65,8 +65,9 @@ export function authPlugin(deps: AuthDeps) {
     if (header === null) return user;
     const orgId = header.trim();
     if (!UUID.test(orgId)) throw invalid("X-Organization-Id must be a UUID");
+    // Recorded before the checks, so refused attempts are on the trail too.
+    meta.overrideOrganizationId = orgId.toLowerCase();
     if (!user.isSuperAdmin) throw forbidden("Only super admins may send X-Organization-Id");
-    meta.overrideOrganizationId = orgId;
     if (!authenticator.organizationExists(orgId)) throw notFound("Organization");
     return { ...user, organizationId: orgId.toLowerCase() };
   };

@@ -1,6 +1,6 @@
 // Reads request bodies under a byte cap and parses JSON only after a depth check, so hostile
 // bodies (huge, chunked without length, nested a million deep) get a 4xx instead of a crash.
-import { AppError, invalid, tooLarge } from "../errors";
+import { invalid, tooLarge } from "../errors";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
@@ -67,4 +67,3 @@ export async function parseJsonBody(request: Request, limit = JSON_BODY_LIMIT): 
   }
 }
 
-export { AppError };
