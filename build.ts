@@ -1,0 +1,72 @@
+// Compiles Hearth into one linux-x64 executable, dist/hearth (`npm run build`), with the sqlite-vec
+// extension embedded as `vec0.so` for src/platform/native.ts to extract at first start.
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const root = import.meta.dir;
+const entry = join(root, "src/main.ts");
+const outfile = join(root, "dist/hearth");
+// The loadable extension is a separate file that SQLite must dlopen from disk, so it cannot be
+// bundled as code: it rides along as an embedded file under its own name.
+const vec0 = join(root, "node_modules/sqlite-vec-linux-x64/vec0.so");
+
+function fail(message: string): never {
+  process.stderr.write(`build failed: ${message}\n`);
+  process.exit(1);
+}
+
+if (!existsSync(vec0)) {
+  fail(
+    `${relative(root, vec0)} is missing. It is an optional dependency npm installs only on linux-x64; ` +
+      "build on linux-x64 after `npm ci`.",
+  );
+}
+mkdirSync(join(root, "dist"), { recursive: true });
+
+const started = performance.now();
+const result = await Bun.build({
+  // vec0.so as an extra entry point becomes an embedded file, listed in Bun.embeddedFiles.
+  entrypoints: [entry, vec0],
+  root,
+  target: "bun",
+  format: "esm",
+  compile: {
+    target: "bun-linux-x64",
+    outfile,
+    // Hearth reads its settings from the environment and flags only; a bunfig.toml or
+    // tsconfig.json in the working directory must not change how the binary behaves.
+    autoloadBunfig: false,
+    autoloadTsconfig: false,
+    autoloadPackageJson: false,
+  },
+  loader: { ".so": "file" },
+  // Bun would name embedded files `vec0-<hash>.so`; native.ts looks them up by their plain name.
+  // The swagger-ui-dist assets keep their names too (they are served from fixed routes).
+  naming: { asset: "[name].[ext]" },
+  // keepNames: error classes and Elysia plugins keep their `name`, so logs and checks that
+  // read `constructor.name` or a function's name see the same values as in development.
+  minify: { whitespace: true, syntax: true, identifiers: true, keepNames: true },
+  // Stack traces in the binary point at src/, not at the minified bundle (embedded, compressed).
+  sourcemap: "inline",
+  throw: false,
+});
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+
+if (!result.success) {
+  for (const log of result.logs) process.stderr.write(`${String(log)}\n`);
+  fail(`Bun.build reported ${result.logs.length} problem(s) compiling ${relative(root, entry)} (see above)`);
+}
+for (const log of result.logs) process.stderr.write(`${String(log)}\n`);
+if (!existsSync(outfile)) fail(`Bun.build succeeded but ${relative(root, outfile)} was not written`);
+// The source map is embedded in the binary (compressed); the copies Bun also writes beside it
+// (dist/hearth.map, dist/vec0.js.map) are not needed to run or to debug it.
+for (const out of result.outputs) if (out.kind === "sourcemap") rmSync(out.path, { force: true });
+
+// A quick sanity check when this machine can run the result: the binary starts and knows its version.
+if (process.platform === "linux" && process.arch === "x64") {
+  const run = Bun.spawnSync([outfile, "--version"], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+  if (run.exitCode !== 0) fail(`${relative(root, outfile)} --version exited ${run.exitCode}: ${run.stderr.toString().trim()}`);
+}
+
+const mb = (statSync(outfile).size / 1024 / 1024).toFixed(1);
+console.log(`built ${relative(root, outfile)} (linux-x64, ${mb} MB) in ${seconds} s`);
