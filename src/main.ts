@@ -58,7 +58,7 @@ async function serve(config: Config) {
     log.info("stopping", { signal });
     // Finish requests in flight, then write what is queued and close the database cleanly.
     await server.stop(false);
-    services.stop();
+    await services.stop();
     storage.close();
     lock.release();
     process.exit(0);

@@ -13,6 +13,7 @@ import { createTokensService } from "./features/tokens/service";
 import { createActivityService } from "./features/activity/service";
 import { createHealthRegistry } from "./features/system/health";
 import { backupDatabase } from "./features/system/backup";
+import { createJobQueue } from "./platform/jobs/queue";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -39,6 +40,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     audit: tokenAudit,
     organizationOf: (productId) => workspaces.organizationOf(productId),
   });
+  const jobs = createJobQueue({ db, clock, log });
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);
 
   const bootstrap: BootstrapResult | null = await bootstrapFirstOwner(db, accounts, workspaces, {
@@ -86,6 +88,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     activity,
     tokens,
     tokenAudit,
+    jobs,
     limiter,
     authenticator,
     health,
@@ -94,16 +97,18 @@ export async function createServices({ config, storage, clock = systemClock, log
     version: VERSION,
     backup: (file: string) => backupDatabase(storage.sqlite, file),
 
-    /** Starts background work (the expiry sweep). */
+    /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
+      jobs.start();
       tokens.sweepExpired();
       sweeper = setInterval(() => tokens.sweepExpired(), EXPIRY_SWEEP_MS);
       sweeper.unref?.();
     },
 
-    /** Stops background work and writes everything still queued. */
-    stop() {
+    /** Stops background work (running jobs resume at the next start) and writes queued rows. */
+    async stop() {
       if (sweeper) clearInterval(sweeper);
+      await jobs.stop();
       tokenAudit.flush();
     },
   };

@@ -65,7 +65,7 @@ describe("restart", () => {
     const t = await a.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws.body.data.id, token_name: "survivor" } });
     await a.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": t.body.data.token } });
     expect(a.services.bootstrap).not.toBeNull();
-    a.close(); // stop() writes queued audit rows
+    await a.close(); // stop() writes queued audit rows
 
     const b = await createHarness({ HEARTH_ADMIN_PASSWORD: "a different password" }, dir);
     expect(b.services.bootstrap).toBeNull();
@@ -78,7 +78,7 @@ describe("restart", () => {
     const log = await b.call("GET", `/api/api-tokens/${t.body.data.id}/audit-logs`, { token: jwt2 });
     expect(log.body.data.map((e: { action: string }) => e.action)).toEqual(["used", "used", "created"]);
     expect(await defaultWorkspaceId(b, jwt2)).toBeString();
-    b.close();
+    await b.close();
     rmSync(dir, { recursive: true });
   });
 });

@@ -38,7 +38,7 @@ export interface Harness {
   login(email?: string, password?: string): Promise<string>;
   /** Writes queued audit rows (they are otherwise written after the response, on the next turn). */
   settle(): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export async function createHarness(env: Record<string, string> = {}, dataDir?: string): Promise<Harness> {
@@ -90,8 +90,8 @@ export async function createHarness(env: Record<string, string> = {}, dataDir?: 
       await new Promise((r) => setImmediate(r));
       services.tokenAudit.flush();
     },
-    close() {
-      services.stop();
+    async close() {
+      await services.stop();
       storage.close();
       if (!dataDir) rmSync(dir, { recursive: true, force: true });
     },

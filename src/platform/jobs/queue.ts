@@ -1,0 +1,174 @@
+// The in-process job runner: picks durable job rows, runs their handlers with an AbortSignal,
+// retries with backoff, and on start puts back jobs that a crash left running.
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import type { Db } from "../db/database";
+import type { Clock } from "../clock";
+import type { Logger } from "../log";
+import { jobs } from "./table";
+
+export type JobRow = typeof jobs.$inferSelect;
+
+/** Thrown by a handler when retrying cannot help (a corrupt file): the job fails at once. */
+export class PermanentJobError extends Error {}
+
+export interface JobContext {
+  signal: AbortSignal;
+  attempt: number;
+}
+
+export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
+
+/** Called when a job ends for good, so its owner can record the outcome on its own rows. */
+export type JobFailed = (payload: any, error: string) => void;
+
+interface Registration {
+  handler: JobHandler;
+  concurrency: number;
+  onFailed?: JobFailed;
+}
+
+const IDLE_POLL_MS = 1000;
+const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
+
+export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: Logger }) {
+  const kinds = new Map<string, Registration>();
+  const running = new Map<string, { kind: string; abort: AbortController; done: Promise<void> }>();
+  let started = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idleWaiters: (() => void)[] = [];
+
+  const busy = (kind: string) => [...running.values()].filter((r) => r.kind === kind).length;
+
+  /** Claims the next due job of `kind` in one statement, so two pickers never take the same row. */
+  const claim = (kind: string): JobRow | undefined => {
+    const now = clock.now();
+    const next = db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now))))
+      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt))
+      .limit(1)
+      .get();
+    if (!next) return undefined;
+    return db
+      .update(jobs)
+      .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
+      .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
+      .returning()
+      .get();
+  };
+
+  const finish = (job: JobRow, reg: Registration, error?: unknown) => {
+    const now = new Date(clock.now());
+    if (error === undefined) {
+      db.update(jobs).set({ status: "done", lastError: null, updatedAt: now }).where(eq(jobs.id, job.id)).run();
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
+    db.update(jobs)
+      .set(
+        final
+          ? { status: "failed", lastError: message, updatedAt: now }
+          : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
+      )
+      .where(eq(jobs.id, job.id))
+      .run();
+    if (final) {
+      log.warn("job failed", { kind: job.kind, id: job.id, error: message });
+      try {
+        reg.onFailed?.(job.payload, message);
+      } catch (e) {
+        log.error("job failure hook failed", { kind: job.kind, id: job.id, error: String(e) });
+      }
+    }
+  };
+
+  const pump = () => {
+    if (!started) return;
+    for (const [kind, reg] of kinds) {
+      while (busy(kind) < reg.concurrency) {
+        const job = claim(kind);
+        if (!job) break;
+        const abort = new AbortController();
+        const done = (async () => {
+          try {
+            await reg.handler(job.payload, { signal: abort.signal, attempt: job.attempts });
+            if (!abort.signal.aborted) finish(job, reg);
+          } catch (e) {
+            // A job stopped by shutdown stays `running`; the next start puts it back in the queue.
+            if (!abort.signal.aborted) finish(job, reg, e);
+          } finally {
+            running.delete(job.id);
+            queueMicrotask(pump);
+          }
+        })();
+        running.set(job.id, { kind, abort, done });
+      }
+    }
+    if (running.size === 0 && idleWaiters.length > 0 && !hasDue()) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      waiters.forEach((w) => w());
+    }
+    clearTimeout(timer);
+    timer = setTimeout(pump, IDLE_POLL_MS);
+    timer.unref?.();
+  };
+
+  const hasDue = () =>
+    db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.status, "queued"), inArray(jobs.kind, [...kinds.keys()]), lte(jobs.runAfter, new Date(clock.now()))))
+      .limit(1)
+      .get() !== undefined;
+
+  return {
+    register(kind: string, handler: JobHandler, options: { concurrency?: number; onFailed?: JobFailed } = {}) {
+      kinds.set(kind, { handler, concurrency: options.concurrency ?? 1, onFailed: options.onFailed });
+    },
+
+    /** Writes the job row (inside `tx` when given, so it commits with the caller's own rows). */
+    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number } = {}): string {
+      const now = new Date(clock.now());
+      const id = crypto.randomUUID();
+      (options.tx ?? db)
+        .insert(jobs)
+        .values({ id, kind, payload, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
+        .run();
+      return id;
+    },
+
+    /** Looks for work now instead of at the next poll; call after the enqueueing transaction commits. */
+    wake: () => queueMicrotask(pump),
+
+    get: (id: string) => db.select().from(jobs).where(eq(jobs.id, id)).get(),
+
+    start() {
+      // Jobs a crash or kill left `running` were never finished: run them again.
+      db.update(jobs).set({ status: "queued", updatedAt: new Date(clock.now()) }).where(eq(jobs.status, "running")).run();
+      started = true;
+      pump();
+    },
+
+    /** Stops picking, aborts running handlers and waits for them (they resume at the next start). */
+    async stop(timeoutMs = 5000) {
+      started = false;
+      clearTimeout(timer);
+      const all = [...running.values()];
+      all.forEach((r) => r.abort.abort(new Error("Hearth is stopping")));
+      await Promise.race([Promise.allSettled(all.map((r) => r.done)), Bun.sleep(timeoutMs)]);
+    },
+
+    /** Resolves once no job is running and none is due (tests, benchmarks). */
+    idle(): Promise<void> {
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve);
+        queueMicrotask(pump);
+      });
+    },
+  };
+}
+
+export type JobQueue = ReturnType<typeof createJobQueue>;

@@ -1,0 +1,113 @@
+// The durable job queue: runs, retries with backoff, fails for good, resumes after a crash.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStorage, type Storage } from "../../src/platform/db/database";
+import { migrate } from "../../src/platform/db/migrate";
+import { manualClock } from "../../src/platform/clock";
+import { silentLogger } from "../../src/platform/log";
+import { createJobQueue, PermanentJobError } from "../../src/platform/jobs/queue";
+
+const open: { storage: Storage; dir: string }[] = [];
+afterEach(() => {
+  for (const o of open.splice(0)) {
+    o.storage.close();
+    rmSync(o.dir, { recursive: true, force: true });
+  }
+});
+
+async function setup(dir = mkdtempSync(join(tmpdir(), "hearth-jobs-"))) {
+  const storage = await openStorage(dir);
+  migrate(storage.db);
+  open.push({ storage, dir });
+  const clock = manualClock();
+  return { dir, storage, clock, queue: createJobQueue({ db: storage.db, clock, log: silentLogger }) };
+}
+
+describe("job queue", () => {
+  test("runs queued jobs in order, one at a time per kind", async () => {
+    const { queue } = await setup();
+    const seen: number[] = [];
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    queue.register("work", async (p: { n: number }) => {
+      concurrent++;
+      maxConcurrent = Math.max(maxConcurrent, concurrent);
+      await Bun.sleep(2);
+      seen.push(p.n);
+      concurrent--;
+    });
+    const ids = [1, 2, 3, 4].map((n) => queue.enqueue("work", { n }));
+    queue.start();
+    await queue.idle();
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(maxConcurrent).toBe(1);
+    expect(ids.map((id) => queue.get(id)!.status)).toEqual(["done", "done", "done", "done"]);
+    await queue.stop();
+  });
+
+  test("retries with backoff, then fails for good and tells the owner", async () => {
+    const { queue, clock } = await setup();
+    let calls = 0;
+    const failures: string[] = [];
+    queue.register(
+      "flaky",
+      async () => {
+        calls++;
+        throw new Error(`boom ${calls}`);
+      },
+      { onFailed: (_p, e) => failures.push(e) },
+    );
+    const id = queue.enqueue("flaky", {}, { maxAttempts: 3 });
+    queue.start();
+    await queue.idle();
+    expect(calls).toBe(1);
+    expect(queue.get(id)).toMatchObject({ status: "queued", attempts: 1, lastError: "boom 1" });
+    clock.advance(1000);
+    await queue.idle();
+    expect(calls).toBe(2);
+    clock.advance(2000);
+    await queue.idle();
+    expect(calls).toBe(3);
+    expect(queue.get(id)).toMatchObject({ status: "failed", attempts: 3, lastError: "boom 3" });
+    expect(failures).toEqual(["boom 3"]);
+    await queue.stop();
+  });
+
+  test("a permanent error fails at once", async () => {
+    const { queue } = await setup();
+    queue.register("bad", async () => {
+      throw new PermanentJobError("corrupt file");
+    });
+    const id = queue.enqueue("bad", {});
+    queue.start();
+    await queue.idle();
+    expect(queue.get(id)).toMatchObject({ status: "failed", attempts: 1, lastError: "corrupt file" });
+    await queue.stop();
+  });
+
+  test("a job left running by a crash runs again at the next start", async () => {
+    const first = await setup();
+    let started = false;
+    first.queue.register("long", async (_p, { signal }) => {
+      started = true;
+      await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+    });
+    const id = first.queue.enqueue("long", { file: "x" });
+    first.queue.start();
+    while (!started) await Bun.sleep(1);
+    expect(first.queue.get(id)!.status).toBe("running");
+    await first.queue.stop(); // as a kill would: the row stays `running`
+    expect(first.queue.get(id)!.status).toBe("running");
+
+    const second = createJobQueue({ db: first.storage.db, clock: first.clock, log: silentLogger });
+    const resumed: unknown[] = [];
+    second.register("long", async (p) => void resumed.push(p));
+    second.start();
+    await second.idle();
+    expect(resumed).toEqual([{ file: "x" }]);
+    expect(second.get(id)).toMatchObject({ status: "done", attempts: 2 });
+    await second.stop();
+  });
+});
