@@ -1,0 +1,188 @@
+// Turns a file's bytes into sections of text that know their page and heading path, with the
+// design card's parsers: unpdf, mammoth, papaparse, fast-xml-parser; Markdown, JSON and TXT here.
+import { extractText, getDocumentProxy } from "unpdf";
+import mammoth from "mammoth";
+import Papa from "papaparse";
+import { XMLParser } from "fast-xml-parser";
+import { jsonDepthExceeds } from "../../../platform/http/body";
+import type { FileFormat } from "./detect";
+import { decodeText, tidy } from "./text";
+
+export interface Section {
+  text: string;
+  page?: number;
+  headings: string[];
+  /** A line every chunk of this section repeats first (a CSV's header row). */
+  repeat?: string;
+}
+
+/** The file cannot be read as its format; ingestion fails with this message. */
+export class ParseError extends Error {}
+
+const MAX_DEPTH = 256;
+
+export async function parseDocument(format: FileFormat, bytes: Uint8Array): Promise<Section[]> {
+  switch (format) {
+    case "pdf":
+      return parsePdf(bytes);
+    case "docx":
+      return parseDocx(bytes);
+    case "csv":
+      return parseCsv(decodeText(bytes));
+    case "json":
+      return parseJson(decodeText(bytes));
+    case "xml":
+      return parseXml(decodeText(bytes));
+    case "md":
+      return parseMarkdown(decodeText(bytes));
+    case "txt":
+      return [{ text: tidy(decodeText(bytes)), headings: [] }].filter((s) => s.text);
+  }
+}
+
+async function parsePdf(bytes: Uint8Array): Promise<Section[]> {
+  let pages: string[];
+  try {
+    const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: true });
+    try {
+      pages = (await extractText(pdf, { mergePages: false })).text;
+    } finally {
+      await pdf.cleanup();
+    }
+  } catch (e) {
+    throw new ParseError(`not a readable PDF: ${(e as Error).message}`);
+  }
+  return pages.map((t, i) => ({ text: tidy(t), page: i + 1, headings: [] })).filter((s) => s.text);
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+const decodeEntities = (s: string) =>
+  s.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (m, e: string) =>
+    e[0] === "#" ? String.fromCodePoint(e[1]?.toLowerCase() === "x" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)) : (ENTITIES[e.toLowerCase()] ?? m),
+  );
+const stripTags = (html: string) => decodeEntities(html.replace(/<br\s*\/?>/gi, "\n").replace(/<[^>]+>/g, ""));
+
+async function parseDocx(bytes: Uint8Array): Promise<Section[]> {
+  let html: string;
+  try {
+    // externalFileAccess: false, so a document cannot make Hearth read files it links to.
+    html = (await mammoth.convertToHtml({ buffer: Buffer.from(bytes) }, { externalFileAccess: false })).value;
+  } catch (e) {
+    throw new ParseError(`not a readable DOCX: ${(e as Error).message}`);
+  }
+  const sections: Section[] = [];
+  const headings: string[] = [];
+  let current: Section = { text: "", headings: [] };
+  const flush = () => {
+    current.text = tidy(current.text);
+    if (current.text) sections.push(current);
+  };
+  for (const m of html.matchAll(/<(h[1-6]|p|li|td|th)\b[^>]*>([\s\S]*?)<\/\1>/gi)) {
+    const tag = m[1]!.toLowerCase();
+    const text = tidy(stripTags(m[2]!));
+    if (!text) continue;
+    if (tag[0] === "h" && tag !== "th") {
+      flush();
+      const level = Number(tag[1]);
+      headings.splice(level - 1, headings.length, text);
+      current = { text: "", headings: headings.filter(Boolean) };
+    } else {
+      current.text += `${text}\n\n`;
+    }
+  }
+  flush();
+  return sections;
+}
+
+const CSV_ROWS_PER_SECTION = 200;
+
+function parseCsv(text: string): Section[] {
+  const result = Papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { skipEmptyLines: "greedy" });
+  const rows = result.data;
+  if (rows.length === 0) return [];
+  if (result.errors.length > 0 && rows.length <= 1) throw new ParseError(`not a readable CSV: ${result.errors[0]!.message}`);
+  const header = rows[0]!.map((c) => c.trim());
+  const line = (r: string[]) => r.map((c) => c.trim()).join(" | ");
+  const sections: Section[] = [];
+  for (let i = 1; i < rows.length; i += CSV_ROWS_PER_SECTION) {
+    const body = rows
+      .slice(i, i + CSV_ROWS_PER_SECTION)
+      .map(line)
+      .filter((l) => l.replace(/[|\s]/g, ""))
+      .join("\n");
+    if (body) sections.push({ text: body, headings: [], repeat: line(header) });
+  }
+  // A CSV with only a header row still has something to find.
+  return sections.length ? sections : [{ text: line(header), headings: [] }];
+}
+
+/** Flattens a parsed tree into "path: value" lines grouped by their top-level path. */
+function treeSections(root: unknown, rootName: string): Section[] {
+  const groups = new Map<string, string[]>();
+  const walk = (node: unknown, path: string[]) => {
+    if (node === null || typeof node !== "object") {
+      const value = String(node ?? "").trim();
+      if (value === "") return;
+      const key = path.slice(0, 2).join(".") || rootName;
+      const lines = groups.get(key) ?? [];
+      lines.push(`${path.join(".") || rootName}: ${value}`);
+      groups.set(key, lines);
+      return;
+    }
+    if (Array.isArray(node)) node.forEach((v, i) => walk(v, [...path, `[${i}]`]));
+    else for (const [k, v] of Object.entries(node)) walk(v, [...path, k]);
+  };
+  walk(root, []);
+  return [...groups].map(([key, lines]) => ({ text: lines.join("\n"), headings: [key] }));
+}
+
+function parseJson(text: string): Section[] {
+  if (jsonDepthExceeds(text, MAX_DEPTH)) throw new ParseError(`JSON nested deeper than ${MAX_DEPTH} levels`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch (e) {
+    throw new ParseError(`not valid JSON: ${(e as Error).message}`);
+  }
+  return treeSections(value, "$");
+}
+
+function parseXml(text: string): Section[] {
+  if (/<!ENTITY/i.test(text)) throw new ParseError("XML with entity declarations is refused (entity expansion is off)");
+  if (jsonDepthExceeds(text.replace(/<\/[^>]*>|<[^>]*\/>/g, "").replace(/<[^!?][^>]*>/g, "{"), MAX_DEPTH)) {
+    throw new ParseError(`XML nested deeper than ${MAX_DEPTH} levels`);
+  }
+  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: false, htmlEntities: false, trimValues: true });
+  let tree: unknown;
+  try {
+    tree = parser.parse(text, true);
+  } catch (e) {
+    throw new ParseError(`not well-formed XML: ${(e as Error).message}`);
+  }
+  return treeSections(tree, "xml");
+}
+
+function parseMarkdown(text: string): Section[] {
+  const sections: Section[] = [];
+  const headings: string[] = [];
+  let current: Section = { text: "", headings: [] };
+  let fence: string | null = null;
+  const flush = () => {
+    current.text = current.text.trim();
+    if (current.text) sections.push(current);
+  };
+  for (const line of text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").split("\n")) {
+    const f = line.match(/^\s*(```|~~~)/);
+    if (f) fence = fence === f[1] ? null : (fence ?? f[1]!);
+    const h = fence ? null : line.match(/^(#{1,6})\s+(.+?)\s*#*\s*$/);
+    if (h) {
+      flush();
+      headings.splice(h[1]!.length - 1, headings.length, h[2]!);
+      current = { text: `${h[2]}\n`, headings: headings.filter(Boolean) };
+    } else {
+      current.text += `${line}\n`;
+    }
+  }
+  flush();
+  return sections;
+}
