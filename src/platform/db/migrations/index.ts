@@ -2,9 +2,13 @@
 import journal from "./meta/_journal.json";
 import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_jobs.sql" with { type: "text" };
+import m2 from "./0002_knowledge.sql" with { type: "text" };
+import m3 from "./0003_knowledge_indexes.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
   "0000_init": m0,
   "0001_jobs": m1,
+  "0002_knowledge": m2,
+  "0003_knowledge_indexes": m3,
 };
