@@ -4,7 +4,8 @@ import { authPlugin } from "./platform/auth/plugin";
 import { errorHandler } from "./platform/http/errors";
 import { explorer } from "./platform/http/explorer";
 import { beginRequest } from "./platform/http/request-meta";
-import { bodyTooLarge, parseJsonBody, readLimited, JSON_BODY_LIMIT } from "./platform/http/body";
+import { bodyTooLarge, parseJsonBody, parseMultipart, readLimited, JSON_BODY_LIMIT } from "./platform/http/body";
+import { knowledgeRoutes } from "./features/knowledge/routes";
 import { accountRoutes } from "./features/accounts/routes";
 import { workspaceRoutes } from "./features/workspaces/routes";
 import { tokenRoutes } from "./features/tokens/routes";
@@ -29,8 +30,8 @@ export function createApp(s: Services) {
       if (Number(request.headers.get("content-length") ?? 0) > MAX_REQUEST_BYTES) throw bodyTooLarge(MAX_REQUEST_BYTES);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // Multipart bodies are left to the routes that accept files (each enforces its own cap).
-      if (contentType.startsWith("multipart/form-data")) return;
+      // Multipart bodies are read under the global cap; routes that take files check their own.
+      if (contentType.startsWith("multipart/form-data")) return parseMultipart(request, MAX_REQUEST_BYTES);
       if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
       return new TextDecoder().decode(await readLimited(request, JSON_BODY_LIMIT));
     })
@@ -38,7 +39,8 @@ export function createApp(s: Services) {
     .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
     .use(accountRoutes(auth, s.accounts, s.activity, s.clock))
     .use(workspaceRoutes(auth, s.workspaces))
-    .use(tokenRoutes(auth, s.tokens));
+    .use(tokenRoutes(auth, s.tokens))
+    .use(knowledgeRoutes(auth, s.knowledge));
 }
 
 export type App = ReturnType<typeof createApp>;

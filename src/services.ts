@@ -14,6 +14,7 @@ import { createActivityService } from "./features/activity/service";
 import { createHealthRegistry } from "./features/system/health";
 import { backupDatabase } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
+import { createKnowledgeService } from "./features/knowledge/service";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -41,6 +42,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     organizationOf: (productId) => workspaces.organizationOf(productId),
   });
   const jobs = createJobQueue({ db, clock, log });
+  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: 384 } });
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);
 
   const bootstrap: BootstrapResult | null = await bootstrapFirstOwner(db, accounts, workspaces, {
@@ -89,6 +91,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     tokens,
     tokenAudit,
     jobs,
+    knowledge,
     limiter,
     authenticator,
     health,

@@ -67,3 +67,20 @@ export async function parseJsonBody(request: Request, limit = JSON_BODY_LIMIT): 
   }
 }
 
+
+/** Reads a multipart body under `limit` and turns it into a plain object (repeated keys → arrays). */
+export async function parseMultipart(request: Request, limit: number): Promise<Record<string, unknown>> {
+  const bytes = await readLimited(request, limit);
+  let form: Awaited<ReturnType<Response["formData"]>>;
+  try {
+    form = await new Response(bytes, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+  } catch {
+    throw invalid("Request body is not valid multipart/form-data");
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(form.keys())) {
+    const values = form.getAll(key);
+    out[key] = values.length === 1 ? values[0] : values;
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+// Schemas of the knowledge base and file storage endpoints.
+import { t } from "elysia";
+import { Timestamp, Uuid } from "../../platform/http/schemas";
+
+export const KnowledgeBase = t.Object({
+  id: Uuid,
+  product_id: Uuid,
+  name: t.String(),
+  description: t.Nullable(t.String()),
+  is_default: t.Boolean(),
+  embedding_model: t.String(),
+  embedding_dim: t.Integer(),
+  file_count: t.Integer(),
+  bytes: t.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const CreateKnowledgeBaseBody = t.Object(
+  { product_id: Uuid, name: t.String({ minLength: 1, maxLength: 200 }), description: t.Optional(t.String({ maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+
+export const UpdateKnowledgeBaseBody = t.Object(
+  { name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), description: t.Optional(t.Nullable(t.String({ maxLength: 2000 }))) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const KnowledgeFile = t.Object({
+  id: Uuid,
+  knowledge_base_id: Uuid,
+  product_id: Uuid,
+  name: t.String(),
+  format: t.UnionEnum(["pdf", "docx", "csv", "json", "xml", "md", "txt"]),
+  mime_type: t.String(),
+  size: t.Integer(),
+  sha256: t.String(),
+  status: t.UnionEnum(["queued", "processing", "ready", "failed"]),
+  progress: t.Number({ minimum: 0, maximum: 1 }),
+  error: t.Nullable(t.String()),
+  chunk_count: t.Integer(),
+  embedding_model: t.Nullable(t.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const UploadBody = t.Object({
+  file: t.File({ description: "The document: CSV, PDF, DOCX, TXT, MD, JSON or XML, at most 50 MB" }),
+  knowledge_base_id: t.Optional(Uuid),
+  product_id: t.Optional(t.String({ format: "uuid", description: "Workspace whose Default knowledge base receives the file, when no knowledge_base_id is given" })),
+});
+
+export const ReplaceBody = t.Object({
+  file: t.Optional(t.File({ description: "New content; the file is ingested again" })),
+  name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
+});
+
+export const StorageQuery = t.Object({
+  knowledge_base_id: Uuid,
+  page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
+  pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+});

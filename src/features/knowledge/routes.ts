@@ -1,0 +1,162 @@
+// HTTP routes of spec §4.5 for knowledge bases and file storage (search lives in search-routes.ts).
+import { Elysia, t } from "elysia";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import { invalid } from "../../platform/errors";
+import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
+import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
+import { CreateKnowledgeBaseBody, KnowledgeBase, KnowledgeFile, ReplaceBody, StorageQuery, UpdateKnowledgeBaseBody, UploadBody } from "./model";
+import type { KnowledgeBaseRow, KnowledgeFileRow, KnowledgeService } from "./service";
+
+const baseView = (kb: KnowledgeBaseRow, fileCount = 0, bytes = 0) => ({
+  id: kb.id,
+  product_id: kb.productId,
+  name: kb.name,
+  description: kb.description,
+  is_default: kb.isDefault,
+  embedding_model: kb.embeddingModel,
+  embedding_dim: kb.embeddingDim,
+  file_count: fileCount,
+  bytes,
+  created_at: kb.createdAt.toISOString(),
+  updated_at: kb.updatedAt.toISOString(),
+});
+
+export const fileView = (f: KnowledgeFileRow) => ({
+  id: f.id,
+  knowledge_base_id: f.knowledgeBaseId,
+  product_id: f.productId,
+  name: f.name,
+  format: f.format,
+  mime_type: f.mimeType,
+  size: f.size,
+  sha256: f.sha256,
+  status: f.status,
+  progress: f.progress,
+  error: f.error,
+  chunk_count: f.chunkCount,
+  embedding_model: f.embeddingModel,
+  created_at: f.createdAt.toISOString(),
+  updated_at: f.updatedAt.toISOString(),
+});
+
+/** Content-Disposition that keeps any file name intact (RFC 6266 / 5987). */
+const disposition = (name: string) =>
+  `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+
+const bytesOf = async (file: File) => new Uint8Array(await file.arrayBuffer());
+
+export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
+  const upload = async (principal: Parameters<KnowledgeService["upload"]>[0], body: { file: File; knowledge_base_id?: string; product_id?: string }, set: { status?: number | string }) => {
+    const { file, duplicate } = knowledge.upload(principal, {
+      knowledgeBaseId: body.knowledge_base_id,
+      productId: body.product_id,
+      name: body.file.name,
+      bytes: await bytesOf(body.file),
+    });
+    set.status = duplicate ? 200 : 202;
+    return {
+      success: true as const,
+      message: duplicate ? "The same file is already in this knowledge base; here is its record" : "File stored; ingestion queued",
+      data: fileView(file),
+    };
+  };
+  const uploadDoc = {
+    auth: "any:strict" as const,
+    body: UploadBody,
+    parse: "multipart/form-data" as const,
+    response: { 200: ok(KnowledgeFile, "Already present"), 202: ok(KnowledgeFile, "Stored, ingestion queued"), ...errors(400, 401, 404, 413, 415, 422, 429) },
+  };
+
+  return new Elysia()
+    .use(auth)
+    .guard({ detail: { tags: ["Knowledge base"] } })
+    .post("/api/knowledge-base/storage/upload", ({ principal, body, set }) => upload(principal, body, set), { ...uploadDoc, detail: { summary: "Upload a file (multipart/form-data)" } })
+    .post("/api/knowledge-base/storage", ({ principal, body, set }) => upload(principal, body, set), { ...uploadDoc, detail: { summary: "Upload a file (same as /storage/upload)" } })
+    .get(
+      "/api/knowledge-base/storage",
+      ({ principal, query }) => {
+        const w = pageWindow(query);
+        const { rows, total } = knowledge.listFiles(principal, query.knowledge_base_id, w);
+        return { success: true as const, data: rows.map(fileView), pagination: { page: w.page, pageSize: w.pageSize, total } };
+      },
+      { auth: "any", query: StorageQuery, response: { 200: okList(KnowledgeFile), ...errors(400, 401, 404, 429) }, detail: { summary: "List files of a knowledge base" } },
+    )
+    .get(
+      "/api/knowledge-base/storage/:id",
+      ({ principal, params, query }) => {
+        const w = pageWindow(query);
+        const { rows, total } = knowledge.listFiles(principal, params.id, w);
+        return { success: true as const, data: rows.map(fileView), pagination: { page: w.page, pageSize: w.pageSize, total } };
+      },
+      { auth: "any", params: IdParams, query: PaginationQuery, response: { 200: okList(KnowledgeFile), ...errors(400, 401, 404, 429) }, detail: { summary: "List items of a knowledge base, with status and progress" } },
+    )
+    .get(
+      "/api/knowledge-base/storage/file/:id/download",
+      ({ principal, params }) => {
+        const { file, content } = knowledge.download(principal, params.id);
+        return new Response(content, {
+          headers: { "content-type": file.mimeType, "content-length": String(content.byteLength), "content-disposition": disposition(file.name), "x-content-sha256": file.sha256 },
+        });
+      },
+      { auth: "any", params: IdParams, detail: { summary: "Download the exact bytes uploaded", responses: { 200: { description: "The file" } } } },
+    )
+    .get("/api/knowledge-base/storage/file/:id", ({ principal, params }) => ({ success: true as const, data: fileView(knowledge.requireFile(principal, params.id)) }), {
+      auth: "any",
+      params: IdParams,
+      response: { 200: ok(KnowledgeFile), ...errors(400, 401, 404, 429) },
+      detail: { summary: "A file's record: status, progress, error" },
+    })
+    .put(
+      "/api/knowledge-base/storage/file/:id",
+      async ({ principal, params, body, set }) => {
+        if (!body.file && !body.name) throw invalid("Send a new file, a new name, or both");
+        const file = knowledge.replaceFile(principal, params.id, { name: body.name, bytes: body.file ? await bytesOf(body.file) : undefined });
+        set.status = body.file ? 202 : 200;
+        return { success: true as const, message: body.file ? "File replaced; ingestion queued" : "File renamed", data: fileView(file) };
+      },
+      {
+        auth: "any:strict",
+        params: IdParams,
+        body: ReplaceBody,
+        response: { 200: ok(KnowledgeFile), 202: ok(KnowledgeFile), ...errors(400, 401, 404, 409, 413, 415, 422, 429) },
+        detail: { summary: "Replace a file's content (re-ingested) or rename it; multipart or JSON {name}" },
+      },
+    )
+    .delete(
+      "/api/knowledge-base/storage/file/:id",
+      ({ principal, params }) => {
+        knowledge.deleteFile(principal, params.id);
+        return { success: true as const, message: "File deleted with its chunks and vectors", data: { id: params.id } };
+      },
+      { auth: "any", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) }, detail: { summary: "Delete a file" } },
+    )
+    .post(
+      "/api/knowledge-base",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return { success: true as const, message: "Knowledge base created", data: baseView(knowledge.createBase(principal, { productId: body.product_id, name: body.name, description: body.description })) };
+      },
+      { auth: "any", body: CreateKnowledgeBaseBody, parse: "json", response: { 201: ok(KnowledgeBase, "Created"), ...errors(400, 401, 404, 409, 422, 429) }, detail: { summary: "Create a knowledge base" } },
+    )
+    .get(
+      "/api/knowledge-base/:id",
+      ({ principal, params }) => ({
+        success: true as const,
+        data: knowledge.listBases(principal, params.id).map((b) => baseView(b.kb, b.fileCount, b.bytes)),
+      }),
+      { auth: "any", params: IdParams, response: { 200: ok(t.Array(KnowledgeBase)), ...errors(400, 401, 404, 429) }, detail: { summary: "List knowledge bases of a workspace (the id is the workspace's)" } },
+    )
+    .put(
+      "/api/knowledge-base/:id",
+      ({ principal, params, body }) => ({ success: true as const, message: "Knowledge base updated", data: baseView(knowledge.updateBase(principal, params.id, body)) }),
+      { auth: "any", params: IdParams, body: UpdateKnowledgeBaseBody, parse: "json", response: { 200: ok(KnowledgeBase), ...errors(400, 401, 404, 409, 422, 429) }, detail: { summary: "Rename a knowledge base" } },
+    )
+    .delete(
+      "/api/knowledge-base/:id",
+      ({ principal, params }) => {
+        knowledge.deleteBase(principal, params.id);
+        return { success: true as const, message: "Knowledge base deleted with all its files", data: { id: params.id } };
+      },
+      { auth: "any", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) }, detail: { summary: "Delete a knowledge base and everything in it" } },
+    );
+}

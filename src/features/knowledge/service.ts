@@ -1,0 +1,288 @@
+// Knowledge bases and their files: create, list, rename, delete; upload with de-duplication,
+// download, replace; every call checked against the caller's workspace.
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import { AppError, conflict, notFound, tooLarge } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import type { Principal } from "../../platform/auth/principal";
+import type { JobQueue } from "../../platform/jobs/queue";
+import type { WorkspacesService } from "../workspaces/service";
+import { knowledgeBases, knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "./table";
+import { detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
+
+export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
+export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
+
+export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+export const INGEST_JOB = "knowledge.ingest";
+export const DEFAULT_KB = "Default";
+
+export interface EmbeddingIdentity {
+  model: string;
+  dim: number;
+}
+
+interface Deps {
+  db: Db;
+  clock: Clock;
+  workspaces: WorkspacesService;
+  jobs: JobQueue;
+  embedding: EmbeddingIdentity;
+}
+
+const unsupported = (name: string) =>
+  new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
+
+export function createKnowledgeService({ db, clock, workspaces, jobs, embedding }: Deps) {
+  const now = () => new Date(clock.now());
+
+  const ensureDefault = (productId: string): KnowledgeBaseRow => {
+    const existing = db
+      .select()
+      .from(knowledgeBases)
+      .where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.isDefault, true)))
+      .get();
+    if (existing) return existing;
+    const row: KnowledgeBaseRow = {
+      id: crypto.randomUUID(),
+      productId,
+      name: DEFAULT_KB,
+      description: "Used when an upload names no knowledge base",
+      isDefault: true,
+      embeddingModel: embedding.model,
+      embeddingDim: embedding.dim,
+      createdBy: null,
+      createdAt: now(),
+      updatedAt: now(),
+    };
+    db.insert(knowledgeBases).values(row).onConflictDoNothing().run();
+    return db.select().from(knowledgeBases).where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.name, DEFAULT_KB))).get()!;
+  };
+
+  /** The knowledge base if it belongs to a workspace the caller may use; otherwise "not found". */
+  const requireBase = (principal: Principal, id: string): KnowledgeBaseRow => {
+    const kb = db.select().from(knowledgeBases).where(eq(knowledgeBases.id, id.toLowerCase())).get();
+    if (!kb) throw notFound("Knowledge base");
+    try {
+      workspaces.requireVisible(principal, kb.productId);
+    } catch {
+      throw notFound("Knowledge base");
+    }
+    return kb;
+  };
+
+  const fileColumns = {
+    id: knowledgeFiles.id,
+    knowledgeBaseId: knowledgeFiles.knowledgeBaseId,
+    productId: knowledgeFiles.productId,
+    name: knowledgeFiles.name,
+    format: knowledgeFiles.format,
+    mimeType: knowledgeFiles.mimeType,
+    size: knowledgeFiles.size,
+    sha256: knowledgeFiles.sha256,
+    status: knowledgeFiles.status,
+    progress: knowledgeFiles.progress,
+    error: knowledgeFiles.error,
+    chunkCount: knowledgeFiles.chunkCount,
+    embeddingModel: knowledgeFiles.embeddingModel,
+    embeddedAt: knowledgeFiles.embeddedAt,
+    createdBy: knowledgeFiles.createdBy,
+    createdAt: knowledgeFiles.createdAt,
+    updatedAt: knowledgeFiles.updatedAt,
+  };
+
+  const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
+    const file = db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.id, id.toLowerCase())).get();
+    if (!file) throw notFound("File");
+    try {
+      workspaces.requireVisible(principal, file.productId);
+    } catch {
+      throw notFound("File");
+    }
+    return file;
+  };
+
+  const checkUpload = (name: string, bytes: Uint8Array) => {
+    if (bytes.byteLength > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
+    const format = detectFormat(name, bytes);
+    if (!format) throw unsupported(name);
+    return format;
+  };
+
+  const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+
+  return {
+    ensureDefault,
+    requireBase,
+    requireFile,
+
+    listBases(principal: Principal, productId: string) {
+      const w = workspaces.requireVisible(principal, productId);
+      ensureDefault(w.id);
+      const files = db
+        .select({ kb: knowledgeFiles.knowledgeBaseId, n: count(), bytes: sql<number>`coalesce(sum(${knowledgeFiles.size}), 0)` })
+        .from(knowledgeFiles)
+        .where(eq(knowledgeFiles.productId, w.id))
+        .groupBy(knowledgeFiles.knowledgeBaseId)
+        .all();
+      const stats = new Map(files.map((f) => [f.kb, f]));
+      return db
+        .select()
+        .from(knowledgeBases)
+        .where(eq(knowledgeBases.productId, w.id))
+        .orderBy(desc(knowledgeBases.isDefault), knowledgeBases.createdAt)
+        .all()
+        .map((kb) => ({ kb, fileCount: stats.get(kb.id)?.n ?? 0, bytes: Number(stats.get(kb.id)?.bytes ?? 0) }));
+    },
+
+    createBase(principal: Principal, input: { productId: string; name: string; description?: string }): KnowledgeBaseRow {
+      const w = workspaces.requireVisible(principal, input.productId);
+      ensureDefault(w.id);
+      const name = input.name.trim();
+      if (db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(and(eq(knowledgeBases.productId, w.id), eq(knowledgeBases.name, name))).get()) {
+        throw conflict(`This workspace already has a knowledge base named "${name}"`);
+      }
+      const row: KnowledgeBaseRow = {
+        id: crypto.randomUUID(),
+        productId: w.id,
+        name,
+        description: input.description?.trim() || null,
+        isDefault: false,
+        embeddingModel: embedding.model,
+        embeddingDim: embedding.dim,
+        createdBy: principal.userId,
+        createdAt: now(),
+        updatedAt: now(),
+      };
+      db.insert(knowledgeBases).values(row).run();
+      return row;
+    },
+
+    updateBase(principal: Principal, id: string, patch: { name?: string; description?: string | null }): KnowledgeBaseRow {
+      const kb = requireBase(principal, id);
+      const name = patch.name?.trim() ?? kb.name;
+      if (name !== kb.name && db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(and(eq(knowledgeBases.productId, kb.productId), eq(knowledgeBases.name, name))).get()) {
+        throw conflict(`This workspace already has a knowledge base named "${name}"`);
+      }
+      const next = { name, description: patch.description === undefined ? kb.description : patch.description?.trim() || null, updatedAt: now() };
+      db.update(knowledgeBases).set(next).where(eq(knowledgeBases.id, kb.id)).run();
+      return { ...kb, ...next };
+    },
+
+    /** Deletes the knowledge base with all its files, chunks, keyword rows and vectors (one transaction). */
+    deleteBase(principal: Principal, id: string) {
+      const kb = requireBase(principal, id);
+      db.delete(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).run();
+    },
+
+    /**
+     * Stores an upload and queues its ingestion in one transaction. The same bytes in the same
+     * knowledge base return the existing record (`duplicate: true`) instead of a second copy.
+     */
+    upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; bytes: Uint8Array }) {
+      let kb: KnowledgeBaseRow;
+      if (input.knowledgeBaseId) kb = requireBase(principal, input.knowledgeBaseId);
+      else {
+        const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
+        if (!productId) throw new AppError(400, "ValidationError", "Name a knowledge_base_id or a product_id for the upload");
+        kb = ensureDefault(workspaces.requireVisible(principal, productId).id);
+      }
+      const name = input.name.trim().slice(0, 255) || "upload";
+      const format = checkUpload(name, input.bytes);
+      const digest = sha256(input.bytes);
+      const existing = db.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, kb.id), eq(knowledgeFiles.sha256, digest))).get();
+      if (existing) return { file: existing, duplicate: true };
+      const row: KnowledgeFileRow = {
+        id: crypto.randomUUID(),
+        knowledgeBaseId: kb.id,
+        productId: kb.productId,
+        name,
+        format,
+        mimeType: mimeOf(format),
+        size: input.bytes.byteLength,
+        sha256: digest,
+        status: "queued",
+        progress: 0,
+        error: null,
+        chunkCount: 0,
+        embeddingModel: null,
+        embeddedAt: null,
+        createdBy: principal.userId,
+        createdAt: now(),
+        updatedAt: now(),
+      };
+      db.transaction((tx) => {
+        tx.insert(knowledgeFiles).values(row).run();
+        tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
+        jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx });
+      });
+      jobs.wake();
+      return { file: row, duplicate: false };
+    },
+
+    /** Replaces a file's bytes (re-ingested from scratch) and/or renames it. */
+    replaceFile(principal: Principal, id: string, input: { name?: string; bytes?: Uint8Array }): KnowledgeFileRow {
+      const file = requireFile(principal, id);
+      const name = input.name?.trim().slice(0, 255) || file.name;
+      if (!input.bytes) {
+        db.update(knowledgeFiles).set({ name, updatedAt: now() }).where(eq(knowledgeFiles.id, file.id)).run();
+        return { ...file, name, updatedAt: now() };
+      }
+      const bytes = input.bytes;
+      const format = checkUpload(name, bytes);
+      const digest = sha256(bytes);
+      const clash = db
+        .select({ id: knowledgeFiles.id })
+        .from(knowledgeFiles)
+        .where(and(eq(knowledgeFiles.knowledgeBaseId, file.knowledgeBaseId), eq(knowledgeFiles.sha256, digest)))
+        .get();
+      if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
+      const next = {
+        name,
+        format,
+        mimeType: mimeOf(format),
+        size: bytes.byteLength,
+        sha256: digest,
+        status: "queued" as const,
+        progress: 0,
+        error: null,
+        chunkCount: 0,
+        embeddingModel: null,
+        embeddedAt: null,
+        updatedAt: now(),
+      };
+      db.transaction((tx) => {
+        tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
+        tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
+        tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
+        jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx });
+      });
+      jobs.wake();
+      return { ...file, ...next };
+    },
+
+    listFiles(principal: Principal, knowledgeBaseId: string, w: PageWindow) {
+      const kb = requireBase(principal, knowledgeBaseId);
+      const where = eq(knowledgeFiles.knowledgeBaseId, kb.id);
+      const total = db.select({ n: count() }).from(knowledgeFiles).where(where).get()?.n ?? 0;
+      const rows = db.select(fileColumns).from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), knowledgeFiles.id).limit(w.pageSize).offset(w.offset).all();
+      return { kb, rows, total };
+    },
+
+    download(principal: Principal, id: string): { file: KnowledgeFileRow; content: Buffer } {
+      const file = requireFile(principal, id);
+      const blob = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, file.id)).get();
+      if (!blob) throw notFound("File content");
+      return { file, content: blob.content };
+    },
+
+    /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction. */
+    deleteFile(principal: Principal, id: string) {
+      const file = requireFile(principal, id);
+      db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).run();
+    },
+  };
+}
+
+export type KnowledgeService = ReturnType<typeof createKnowledgeService>;
