@@ -33,7 +33,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const accounts = createAccountsService({ db, clock });
   const workspaces = createWorkspacesService({ db, clock });
   const activity = createActivityService({ db, clock });
-  const tokenAudit = createTokenAuditLog({ db, clock, log });
+  const tokenAudit = createTokenAuditLog({ db, hotDb: storage.openConnection("NORMAL").db, clock, log });
   const tokens = createTokensService({
     db,
     clock,
@@ -55,7 +55,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     checkToken: (raw) => tokens.check(raw),
     userPrincipal: (id) => accounts.principalFor(id),
     organizationExists: (id) => accounts.organizationExists(id),
-    recordTokenUse: (use) => tokenAudit.enqueue(use),
+    recordTokenUse: (use) => tokenAudit.record(use),
     recordOverride: (use) =>
       activity.record({
         action: "organization_override",
@@ -108,11 +108,10 @@ export async function createServices({ config, storage, clock = systemClock, log
       sweeper.unref?.();
     },
 
-    /** Stops background work (running jobs resume at the next start) and writes queued rows. */
+    /** Stops background work; running jobs resume at the next start. */
     async stop() {
       if (sweeper) clearInterval(sweeper);
       await jobs.stop();
-      tokenAudit.flush();
     },
   };
 }

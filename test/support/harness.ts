@@ -36,7 +36,7 @@ export interface Harness {
   dataDir: string;
   call<T = any>(method: string, path: string, opts?: CallOptions): Promise<Reply<T>>;
   login(email?: string, password?: string): Promise<string>;
-  /** Writes queued audit rows (they are otherwise written after the response, on the next turn). */
+  /** Lets one event-loop turn pass (hooks that run after a response). */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
@@ -88,7 +88,6 @@ export async function createHarness(env: Record<string, string> = {}, dataDir?: 
     },
     async settle() {
       await new Promise((r) => setImmediate(r));
-      services.tokenAudit.flush();
     },
     async close() {
       await services.stop();

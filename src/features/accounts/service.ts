@@ -1,5 +1,5 @@
 // Organizations, users, passwords and the first owner: framework-free, callers passed as data.
-import { count, eq } from "drizzle-orm";
+import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, notFound } from "../../platform/errors";
@@ -31,7 +31,9 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
     isSuperAdmin: u.isSuperAdmin,
   });
 
-  const getUser = (id: string) => db.select().from(users).where(eq(users.id, id)).get();
+  // Prepared once: every session request loads its user.
+  const selectUser = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  const getUser = (id: string) => selectUser.get({ id });
 
   /** An organization the caller may administer (its own, or any for a super admin acting in it). */
   const requireAdminOf = (principal: Principal, organizationId: string): OrganizationRow => {

@@ -21,7 +21,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
     status: tokens.statusOf(r),
     expires_at: iso(r.expiresAt),
     revoked_at: iso(r.revokedAt),
-    last_used_at: iso(r.lastUsedAt),
+    last_used_at: iso(tokens.lastUsed(r)),
     created_by: r.userId,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),

@@ -1,5 +1,5 @@
 // API token lifecycle: create, read, update, revoke, renew, regenerate, delete, and authentication.
-import { and, count, desc, eq, isNull, lte, isNotNull } from "drizzle-orm";
+import { and, count, desc, eq, isNull, lte, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, notFound, unprocessable } from "../../platform/errors";
@@ -39,6 +39,9 @@ interface Deps {
 }
 
 export function createTokensService({ db, clock, workspaces, audit, organizationOf }: Deps) {
+  // Prepared once: authentication runs on every token request.
+  const byHash = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sql.placeholder("hash"))).prepare();
+
   const requireUser = (principal: Principal) => {
     if (principal.kind !== "user") throw forbidden("Token management needs a user session (JWT)");
     return principal;
@@ -69,6 +72,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
   return {
     statusOf: (t: TokenRow) => statusOf(t, clock.now()),
+    lastUsed: (t: TokenRow) => audit.lastUsed(t.id),
 
     create(principal: Principal, input: NewToken, info: RequestInfo): { row: TokenRow; secret: string } {
       const user = requireUser(principal);
@@ -89,7 +93,6 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         expiresAt: input.expiresAt ? futureDate(input.expiresAt, "expires_at") : null,
         revokedAt: null,
         expiryLoggedAt: null,
-        lastUsedAt: null,
         createdAt: at,
         updatedAt: at,
       };
@@ -173,7 +176,6 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
     auditLogs(principal: Principal, id: string, limit: number) {
       const token = requireManageable(principal, id);
-      audit.flush();
       return audit.list(token.id, limit);
     },
 
@@ -181,7 +183,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     check(raw: string): TokenCheck {
       if (!isWellFormed(raw)) return { ok: false, reason: "invalid" };
       const hash = hashToken(raw);
-      const token = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, hash)).get();
+      const token = byHash.get({ hash });
       if (!token || !sameHash(token.tokenHash, hash)) return { ok: false, reason: "invalid" };
       const status = statusOf(token, clock.now());
       if (status === "expired") {

@@ -24,7 +24,6 @@ export const apiTokens = sqliteTable(
     revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
     // Set when the `expired` audit row has been written, so it is written once per expiry.
     expiryLoggedAt: integer("expiry_logged_at", { mode: "timestamp_ms" }),
-    lastUsedAt: integer("last_used_at", { mode: "timestamp_ms" }),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },

@@ -1,5 +1,5 @@
 // Workspaces (the spec's products): every tenant check for workspace-owned data starts here.
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, notFound } from "../../platform/errors";
@@ -10,7 +10,9 @@ import { products } from "./table";
 export type WorkspaceRow = typeof products.$inferSelect;
 
 export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock }) {
-  const byId = (id: string) => db.select().from(products).where(eq(products.id, id.toLowerCase())).get();
+  // Prepared once: every workspace-scoped request looks its workspace up.
+  const selectById = db.select().from(products).where(eq(products.id, sql.placeholder("id"))).prepare();
+  const byId = (id: string) => selectById.get({ id: id.toLowerCase() });
 
   /** The workspace if the caller may see it; a workspace of another tenant is "not found". */
   const requireVisible = (principal: Principal, id: string): WorkspaceRow => {

@@ -14,19 +14,25 @@ export interface Storage {
   readonly db: Db;
   readonly path: string;
   readonly vecVersion: string;
+  /** A second connection to the same file, for a hot path that needs its own durability. */
+  openConnection(durability: Durability): { sqlite: Database; db: Db };
   close(): void;
 }
 
 /** Another Hearth already holds the data dir. */
 export class InstanceLockedError extends Error {}
 
-export function applyPragmas(sqlite: Database): void {
+export type Durability = "FULL" | "NORMAL";
+
+export function applyPragmas(sqlite: Database, durability: Durability = "FULL"): void {
   sqlite.exec("PRAGMA journal_mode = WAL");
-  // FULL: in WAL mode every commit is fsynced before it returns, so an acknowledged write
-  // (a token, an upload, an audit row) survives a power cut, not only a process crash. NORMAL
-  // would be faster but may drop the last commits on power loss; Hearth batches its hot writes
-  // (audit rows, chunks) into few transactions, so the fsync per commit stays cheap.
-  sqlite.exec("PRAGMA synchronous = FULL");
+  // FULL (the main connection): in WAL mode every commit is fsynced before it returns, so an
+  // acknowledged write (a token, an upload, a chunk batch) survives a power cut, not only a
+  // process crash. NORMAL (only the connection that writes one audit row per request, see
+  // `openConnection`): the commit is in the WAL through write() before the response leaves, so a
+  // crash or kill of Hearth loses nothing, while a power cut may lose the last rows since the
+  // previous checkpoint; the price of FULL there would be an fsync in every request's path.
+  sqlite.exec(`PRAGMA synchronous = ${durability}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   // Wait for a lock instead of failing at once (the backup command reads while Hearth writes).
   sqlite.exec("PRAGMA busy_timeout = 5000");
@@ -82,11 +88,21 @@ export async function openStorage(dataDir: string): Promise<Storage> {
   const vec = await nativePath("vec0.so", dataDir, getLoadablePath);
   sqlite.loadExtension(vec);
   const { version } = sqlite.query<{ version: string }, []>("SELECT vec_version() AS version").get()!;
+  const extra: Database[] = [];
   return {
     sqlite,
     db: drizzle({ client: sqlite }),
     path,
     vecVersion: version,
-    close: () => sqlite.close(),
+    openConnection(durability) {
+      const conn = new Database(path, { strict: true });
+      applyPragmas(conn, durability);
+      extra.push(conn);
+      return { sqlite: conn, db: drizzle({ client: conn }) };
+    },
+    close() {
+      for (const c of extra) c.close();
+      sqlite.close();
+    },
   };
 }

@@ -4,6 +4,7 @@ import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_jobs.sql" with { type: "text" };
 import m2 from "./0002_knowledge.sql" with { type: "text" };
 import m3 from "./0003_knowledge_indexes.sql" with { type: "text" };
+import m4 from "./0004_token_last_used_derived.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -11,4 +12,5 @@ export const migrationSql: Record<string, string> = {
   "0001_jobs": m1,
   "0002_knowledge": m2,
   "0003_knowledge_indexes": m3,
+  "0004_token_last_used_derived": m4,
 };
