@@ -61,6 +61,23 @@ export function authPlugin(deps: AuthDeps) {
     throw unauthorized(INVALID_TOKEN);
   };
 
+  // A verified session string always verifies the same way until it expires, so its signature is
+  // checked once and remembered (bounded); the user is still loaded on every request.
+  const verified = new Map<string, { sub: string; exp: number }>();
+  const verifySession = async (session: string, sessionJwt: { verify(t: string): Promise<false | { sub?: string; exp?: number }> }) => {
+    const hit = verified.get(session);
+    if (hit) {
+      if (hit.exp * 1000 > Date.now()) return hit.sub;
+      verified.delete(session);
+      return null;
+    }
+    const claims = await sessionJwt.verify(session);
+    if (!claims || typeof claims.sub !== "string" || typeof claims.exp !== "number") return null;
+    if (verified.size >= 10_000) verified.delete(verified.keys().next().value!);
+    verified.set(session, { sub: claims.sub, exp: claims.exp });
+    return claims.sub;
+  };
+
   const actAs = (user: UserPrincipal, header: string | null, meta: RequestMeta): UserPrincipal => {
     if (header === null) return user;
     const orgId = header.trim();
@@ -126,8 +143,8 @@ export function authPlugin(deps: AuthDeps) {
             }
           } else if (session !== undefined) {
             if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
-            const claims = await sessionJwt.verify(session);
-            const user = claims && typeof claims.sub === "string" ? authenticator.userPrincipal(claims.sub) : null;
+            const userId = await verifySession(session, sessionJwt);
+            const user = userId ? authenticator.userPrincipal(userId) : null;
             if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
             meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
             principal = actAs(user, orgHeader, meta);
