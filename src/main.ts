@@ -1,12 +1,12 @@
 // Hearth's entry point and CLI: the only file that acts on start.
 //   config → storage (lock, migrate) → services → app → listen; graceful stop on SIGINT/SIGTERM.
+// The server's modules are imported when a command needs them, so `--help` and the internal
+// parser child (`__parse`) start without loading the whole application.
 import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
 import { ensureDataDir, InstanceLockedError, lockDataDir, openStorage } from "./platform/db/database";
-import { migrate } from "./platform/db/migrate";
-import { createLogger } from "./platform/log";
-import { createServices, VERSION } from "./services";
-import { createApp, MAX_REQUEST_BYTES } from "./app";
-import { backupDatabase } from "./features/system/backup";
+import pkg from "../package.json";
+
+const VERSION: string = pkg.version;
 
 const HELP = `Hearth ${VERSION}: self-hosted agent workspace platform
 
@@ -25,6 +25,12 @@ function fail(message: string): never {
 }
 
 async function serve(config: Config) {
+  const [{ migrate }, { createLogger }, { createServices }, { createApp, MAX_REQUEST_BYTES }] = await Promise.all([
+    import("./platform/db/migrate"),
+    import("./platform/log"),
+    import("./services"),
+    import("./app"),
+  ]);
   const log = createLogger();
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
@@ -69,6 +75,7 @@ async function serve(config: Config) {
 
 async function backup(config: Config, file: string | undefined) {
   if (!file) fail("backup needs a target file: hearth backup <file>");
+  const { backupDatabase } = await import("./features/system/backup");
   // No instance lock: a backup reads one consistent snapshot while the server keeps writing.
   const storage = await openStorage(config.dataDir);
   try {
@@ -85,6 +92,8 @@ async function main(argv: string[]) {
   if (command === "--version" || command === "-v") return void process.stdout.write(`${VERSION}\n`);
   const positional = command === "backup" ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
   const options = command === "backup" ? rest.filter((a) => !positional.includes(a)) : rest;
+  // Internal: the isolated document parser that ingestion runs as a child process.
+  if (command === "__parse") return (await import("./features/knowledge/ingest/isolate")).runParseChild(rest[0] ?? "");
   if (command.startsWith("--")) return serve(loadConfig(process.env, argv));
   if (command === "serve") return serve(loadConfig(process.env, options));
   if (command === "backup") return backup(loadConfig(process.env, options), positional[0]);

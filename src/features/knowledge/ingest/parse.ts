@@ -1,7 +1,6 @@
 // Turns a file's bytes into sections of text that know their page and heading path, with the
 // design card's parsers: unpdf, mammoth, papaparse, fast-xml-parser; Markdown, JSON and TXT here.
-import { extractText, getDocumentProxy } from "unpdf";
-import mammoth from "mammoth";
+// unpdf and mammoth are large; they are loaded only when a PDF or DOCX arrives.
 import Papa from "papaparse";
 import { XMLParser } from "fast-xml-parser";
 import { jsonDepthExceeds } from "../../../platform/http/body";
@@ -41,6 +40,7 @@ export async function parseDocument(format: FileFormat, bytes: Uint8Array): Prom
 }
 
 async function parsePdf(bytes: Uint8Array): Promise<Section[]> {
+  const { extractText, getDocumentProxy } = await import("unpdf");
   let pages: string[];
   try {
     const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: true });
@@ -63,6 +63,7 @@ const decodeEntities = (s: string) =>
 const stripTags = (html: string) => decodeEntities(html.replace(/<br\s*\/?>/gi, "\n").replace(/<[^>]+>/g, ""));
 
 async function parseDocx(bytes: Uint8Array): Promise<Section[]> {
+  const { default: mammoth } = await import("mammoth");
   let html: string;
   try {
     // externalFileAccess: false, so a document cannot make Hearth read files it links to.
@@ -95,8 +96,17 @@ async function parseDocx(bytes: Uint8Array): Promise<Section[]> {
 }
 
 const CSV_ROWS_PER_SECTION = 200;
+const MAX_CSV_ROW_CHARS = 1024 * 1024;
 
 function parseCsv(text: string): Section[] {
+  // Checked before parsing: a row this long is not a table, and papaparse would hold it whole.
+  let lineStart = 0;
+  for (let i = text.indexOf("\n"); ; i = text.indexOf("\n", i + 1)) {
+    const end = i === -1 ? text.length : i;
+    if (end - lineStart > MAX_CSV_ROW_CHARS) throw new ParseError("a CSV line is longer than 1 MB; this is not a table Hearth can index");
+    if (i === -1) break;
+    lineStart = i + 1;
+  }
   const result = Papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { skipEmptyLines: "greedy" });
   const rows = result.data;
   if (rows.length === 0) return [];

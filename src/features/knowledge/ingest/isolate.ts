@@ -1,0 +1,73 @@
+// Runs a parser in a child process (Hearth's own executable, command `__parse`) that is killed
+// when it runs too long or grows too big, so a hostile file (zip bomb, billion laughs, looping
+// PDF) fails its ingestion while the server keeps its memory and stays responsive.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { isCompiled } from "../../../platform/native";
+import type { FileFormat } from "./detect";
+import { parseDocument, ParseError, type Section } from "./parse";
+
+export interface IsolationLimits {
+  timeoutMs: number;
+  maxRssBytes: number;
+}
+
+export const DEFAULT_LIMITS: IsolationLimits = { timeoutMs: 120_000, maxRssBytes: 1536 * 1024 * 1024 };
+
+const PARSE_COMMAND = "__parse";
+
+function command(format: FileFormat): string[] {
+  // The compiled binary is its own entry point; in development the entry is src/main.ts.
+  return isCompiled() ? [process.execPath, PARSE_COMMAND, format] : [process.execPath, join(import.meta.dir, "../../../main.ts"), PARSE_COMMAND, format];
+}
+
+function rssOf(pid: number): number {
+  try {
+    const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+  const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, HEARTH_PARSE_CHILD: "1" } });
+  let killedFor: string | undefined;
+  const kill = (why: string) => {
+    killedFor ??= why;
+    child.kill("SIGKILL");
+  };
+  const timer = setTimeout(() => kill(`parsing took longer than ${Math.round(limits.timeoutMs / 1000)} s`), limits.timeoutMs);
+  const watch = setInterval(() => {
+    if (rssOf(child.pid) > limits.maxRssBytes) kill(`parsing needed more than ${Math.round(limits.maxRssBytes / 1024 / 1024)} MB of memory`);
+  }, 100);
+  const onAbort = () => kill("ingestion was stopped");
+  signal?.addEventListener("abort", onAbort);
+  try {
+    child.stdin.write(bytes);
+    await child.stdin.end();
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    if (killedFor) throw new ParseError(killedFor);
+    if (code === 3) throw new ParseError(err.trim() || "the file could not be parsed");
+    if (code !== 0) throw new ParseError(`the parser stopped unexpectedly (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ""})`);
+    return JSON.parse(out) as Section[];
+  } finally {
+    clearTimeout(timer);
+    clearInterval(watch);
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The child's side: bytes on stdin, sections as JSON on stdout; exit 3 with a reason on stderr. */
+export async function runParseChild(format: string): Promise<void> {
+  const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
+  try {
+    const sections = await parseDocument(format as FileFormat, bytes);
+    await Bun.write(Bun.stdout, JSON.stringify(sections));
+    process.exit(0);
+  } catch (e) {
+    const message = e instanceof ParseError ? e.message : e instanceof RangeError ? "the file is nested too deeply to parse" : `the file could not be parsed: ${(e as Error).message}`;
+    process.stderr.write(message);
+    process.exit(3);
+  }
+}

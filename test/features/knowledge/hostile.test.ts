@@ -1,0 +1,72 @@
+// Hostile files fail their parse within bounded time and memory, in a child process, while this
+// process stays responsive.
+import { describe, expect, test } from "bun:test";
+import { parseIsolated } from "../../../src/features/knowledge/ingest/isolate";
+import { ParseError } from "../../../src/features/knowledge/ingest/parse";
+import { detectFormat } from "../../../src/features/knowledge/ingest/detect";
+import { billionLaughs, deepJson, loopingPdf, makeZipBombDocx, oneLineCsv } from "../../support/hostile";
+import { makePdf } from "../../support/documents";
+
+const LIMITS = { timeoutMs: 20_000, maxRssBytes: 512 * 1024 * 1024 };
+
+/** Runs `fn` while measuring the longest gap between this event loop's timer ticks. */
+async function whileResponsive<T>(fn: () => Promise<T>): Promise<{ result: PromiseSettledResult<T>; worstGapMs: number; ms: number }> {
+  let last = performance.now();
+  let worst = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 10);
+  const start = performance.now();
+  const [result] = await Promise.allSettled([fn()]);
+  clearInterval(tick);
+  return { result, worstGapMs: worst, ms: performance.now() - start };
+}
+
+const expectParseFailure = (r: PromiseSettledResult<unknown>, pattern?: RegExp) => {
+  expect(r.status).toBe("rejected");
+  const reason = (r as PromiseRejectedResult).reason;
+  expect(reason).toBeInstanceOf(ParseError);
+  if (pattern) expect(reason.message).toMatch(pattern);
+};
+
+describe("hostile files", () => {
+  test("a zip-bomb DOCX is stopped at the memory cap", async () => {
+    const bomb = makeZipBombDocx(2000);
+    expect(bomb.byteLength).toBeLessThan(5 * 1024 * 1024);
+    expect(detectFormat("bomb.docx", bomb)).toBe("docx");
+    const { result, worstGapMs, ms } = await whileResponsive(() => parseIsolated("docx", bomb, LIMITS));
+    expectParseFailure(result);
+    expect(ms).toBeLessThan(LIMITS.timeoutMs + 2000);
+    expect(worstGapMs).toBeLessThan(250);
+  });
+
+  test("a billion-laughs XML is refused without expanding anything", async () => {
+    const { result, ms } = await whileResponsive(() => parseIsolated("xml", billionLaughs(), LIMITS));
+    expectParseFailure(result, /entit/i);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  test("a PDF whose page tree loops, and a truncated PDF, fail", async () => {
+    expectParseFailure((await whileResponsive(() => parseIsolated("pdf", loopingPdf(), LIMITS))).result);
+    const pdf = await makePdf(["one", "two", "three"]);
+    expectParseFailure((await whileResponsive(() => parseIsolated("pdf", pdf.subarray(0, Math.floor(pdf.length / 2)), LIMITS))).result);
+  });
+
+  test("JSON nested a million deep fails", async () => {
+    expectParseFailure((await whileResponsive(() => parseIsolated("json", deepJson(), LIMITS))).result, /deeper/);
+  });
+
+  test("a 50 MB single-line CSV fails with a reason", async () => {
+    const { result, worstGapMs } = await whileResponsive(() => parseIsolated("csv", oneLineCsv(), LIMITS));
+    expectParseFailure(result, /longer than 1 MB/);
+    expect(worstGapMs).toBeLessThan(250);
+  });
+
+  test("a parser that runs too long is killed at the time limit", async () => {
+    const { result, ms } = await whileResponsive(() => parseIsolated("docx", makeZipBombDocx(2000), { timeoutMs: 300, maxRssBytes: 8 * 1024 ** 3 }));
+    expectParseFailure(result, /longer than/);
+    expect(ms).toBeLessThan(3000);
+  });
+});
