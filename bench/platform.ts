@@ -1,0 +1,208 @@
+// Platform suite: authenticated GET latency/throughput, cold start and idle RSS of Hearth vs a bare Bun.serve.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { buildRequest, measureConcurrent, measureSequential, type ConcurrentResult, type SequentialResult, type Target } from "./lib/http-client";
+import { baseEnv, measureColdStart, readRssMb, startServer, type RunningServer, type ServerSpec } from "./lib/servers";
+import { median, min, round } from "./lib/stats";
+import { measurement, type Measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
+import { prepareTargets } from "./lib/targets";
+
+const COLD_REPS = 5;
+const SEQUENTIAL = { warmup: 2_000, warmupMaxMs: 1_000, count: 20_000, maxMs: 4_000 };
+const CONTEXT_SEQUENTIAL = { warmup: 1_000, warmupMaxMs: 500, count: 10_000, maxMs: 2_000 };
+const CONCURRENCY = 32;
+const CONCURRENT_WARMUP_MS = 500;
+const CONCURRENT_MS = 3_000;
+const IDLE_SETTLE_MS = 1_000;
+
+const GOALS = {
+  latencyRatio: 1.5, // Hearth p50 ≤ 1.5× the bare server's
+  throughputRatio: round(1 / 1.5, 2)!, // the same budget seen as requests/s: ≥ 0.67× the bare server's
+  coldStartMs: 150,
+  idleRssMb: 80,
+};
+
+const VALIDATE = "/api/api-token/auth/validate";
+
+interface Session {
+  jwt: string;
+  productId: string;
+  apiToken: string;
+}
+
+/** Logs in as the first owner, finds the Default workspace and creates an API token (three real requests). */
+async function openSession(server: RunningServer, password: string): Promise<Session> {
+  const base = `http://${server.host}:${server.port}`;
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(base + path, { ...init, headers: { "content-type": "application/json", ...(init.headers as Record<string, string>) } });
+    const body = (await res.json().catch(() => null)) as { data?: unknown } | null;
+    if (!res.ok || !body) throw new Error(`${init.method ?? "GET"} ${path} answered ${res.status}: ${JSON.stringify(body)?.slice(0, 300)}`);
+    return body.data as Record<string, unknown> & Record<string, unknown>[];
+  };
+  const login = await call("/api/auth/login", { method: "POST", body: JSON.stringify({ email: "admin@localhost", password }) });
+  const jwt = String(login.token);
+  const auth = { Authorization: `Bearer ${jwt}` };
+  const products = (await call("/api/products", { headers: auth })) as unknown as { id: string; name: string }[];
+  const workspace = products.find((p) => p.name === "Default") ?? products[0];
+  if (!workspace) throw new Error("GET /api/products returned no workspace");
+  const created = await call("/api/api-tokens", { method: "POST", headers: auth, body: JSON.stringify({ product_id: workspace.id, token_name: "bench" }) });
+  return { jwt, productId: workspace.id, apiToken: String(created.token) };
+}
+
+async function coldStarts(ctx: SuiteContext, hearth: (dataDir: string) => ServerSpec, bare: ServerSpec, existingDir: string) {
+  const first: number[] = [];
+  const second: number[] = [];
+  const baseline: number[] = [];
+  const listening = { first: [] as number[], second: [] as number[], bare: [] as number[] };
+  // Untimed: creates the existing data dir and brings both executables into the page cache.
+  await measureColdStart(hearth(existingDir));
+  await measureColdStart(bare);
+  for (let i = 0; i < COLD_REPS; i++) {
+    ctx.log(`cold start ${i + 1}/${COLD_REPS}`);
+    const fresh = join(ctx.tmp, `fresh-${i}`);
+    mkdirSync(fresh);
+    const a = await measureColdStart(hearth(fresh));
+    const b = await measureColdStart(hearth(existingDir));
+    const c = await measureColdStart(bare);
+    first.push(a.ms), second.push(b.ms), baseline.push(c.ms);
+    listening.first.push(a.listeningMs), listening.second.push(b.listeningMs), listening.bare.push(c.listeningMs);
+  }
+  return { first, second, baseline, listening };
+}
+
+function latencyRows(label: string, hearth: SequentialResult, bare: SequentialResult): MeasurementInput[] {
+  const details = { hearth, bare };
+  return [
+    { name: `${label} p50`, unit: "µs", value: hearth.p50, baseline: bare.p50, baselineName: "bare Bun.serve", goal: { on: "ratio", kind: "max", limit: GOALS.latencyRatio }, details },
+    { name: `${label} p95`, unit: "µs", value: hearth.p95, baseline: bare.p95, baselineName: "bare Bun.serve" },
+    { name: `${label} p99`, unit: "µs", value: hearth.p99, baseline: bare.p99, baselineName: "bare Bun.serve" },
+  ];
+}
+
+function throughputRow(label: string, hearth: ConcurrentResult, bare: ConcurrentResult): MeasurementInput {
+  return {
+    name: `${label}, ${CONCURRENCY} in flight`,
+    unit: "req/s",
+    value: hearth.rps,
+    baseline: bare.rps,
+    baselineName: "bare Bun.serve",
+    goal: { on: "ratio", kind: "min", limit: GOALS.throughputRatio },
+    details: { hearth, bare },
+    digits: 0,
+  };
+}
+
+async function run(ctx: SuiteContext) {
+  const targets = await prepareTargets(ctx);
+  const onBinary = targets.mode === "binary";
+  const password = `bench-${crypto.randomUUID()}`;
+  const hearthSpec = (dataDir: string): ServerSpec => ({
+    name: "hearth",
+    cmd: [...targets.hearth, "serve", "--host", "127.0.0.1", "--port", "0"],
+    env: baseEnv({
+      HEARTH_DATA_DIR: dataDir,
+      HEARTH_ADMIN_PASSWORD: password,
+      HEARTH_RATE_LIMIT: "1000000",
+      HEARTH_RATE_LIMIT_STRICT: "1000000",
+      HEARTH_OFFLINE: "1",
+    }),
+    cwd: ctx.root,
+  });
+  const bareSpec: ServerSpec = { name: "bare", cmd: [...targets.bare, "0"], env: baseEnv({}), cwd: ctx.root };
+  const inputs: MeasurementInput[] = [];
+  const existingDir = join(ctx.tmp, "existing");
+
+  // 1. Cold start: spawn → first 200 from /health.
+  const cold = await coldStarts(ctx, hearthSpec, bareSpec, existingDir);
+  const binaryNote = onBinary ? undefined : "no dist/hearth: figure is `bun src/main.ts`";
+  const coldDetails = { ...cold, reps: COLD_REPS };
+  inputs.push(
+    { name: "cold start, empty data dir, median", unit: "ms", value: median(cold.first), baseline: median(cold.baseline), baselineName: "bare Bun.serve start", goal: { on: "value", kind: "max", limit: GOALS.coldStartMs }, missing: !onBinary, note: binaryNote, details: coldDetails },
+    { name: "cold start, empty data dir, min", unit: "ms", value: min(cold.first), baseline: min(cold.baseline), baselineName: "bare Bun.serve start" },
+    { name: "cold start, existing data dir, median", unit: "ms", value: median(cold.second), baseline: median(cold.baseline), baselineName: "bare Bun.serve start", goal: { on: "value", kind: "max", limit: GOALS.coldStartMs }, missing: !onBinary, note: binaryNote },
+    { name: "cold start, existing data dir, min", unit: "ms", value: min(cold.second), baseline: min(cold.baseline), baselineName: "bare Bun.serve start" },
+  );
+
+  // 2. Both servers running side by side (each in its own process): idle RSS, then latency and throughput.
+  ctx.log("starting Hearth and the bare server for RSS and latency");
+  const hearth = await startServer(hearthSpec(existingDir));
+  let bare: RunningServer | null = null;
+  try {
+    bare = await startServer(bareSpec);
+    const session = await openSession(hearth, password);
+    const target = (server: RunningServer, path: string, headers: Record<string, string> = {}): Target => ({
+      host: server.host,
+      port: server.port,
+      request: buildRequest(server.host, server.port, path, headers),
+    });
+    const token = { "X-API-Token": session.apiToken };
+    const hValidate = target(hearth, VALIDATE, token);
+    const hProduct = target(hearth, `/api/products/${session.productId}`, token);
+    const hHealth = target(hearth, "/health");
+    const hProductJwt = target(hearth, `/api/products/${session.productId}`, { Authorization: `Bearer ${session.jwt}` });
+    const bareTarget = target(bare, VALIDATE);
+
+    // "A few requests" after start (login, list, token creation above, plus these), then let both settle.
+    for (const t of [hValidate, hProduct, hHealth]) await measureSequential(t, { warmup: 1, count: 3, maxMs: 1_000 });
+    await measureSequential(bareTarget, { warmup: 1, count: 3, maxMs: 1_000 });
+    await Bun.sleep(IDLE_SETTLE_MS);
+    const idle = { hearth: readRssMb(hearth.pid), bare: readRssMb(bare.pid) };
+    inputs.push({ name: "idle RSS after start + a few requests", unit: "MB", value: idle.hearth, baseline: idle.bare, baselineName: "bare Bun.serve idle", goal: { on: "value", kind: "max", limit: GOALS.idleRssMb }, missing: !onBinary, note: binaryNote });
+
+    ctx.log("sequential latency (bare, validate, product; then /health and product with a JWT for context)");
+    const seqBare = await measureSequential(bareTarget, SEQUENTIAL);
+    const seqValidate = await measureSequential(hValidate, SEQUENTIAL);
+    const seqProduct = await measureSequential(hProduct, SEQUENTIAL);
+    inputs.push(...latencyRows(`GET ${VALIDATE}`, seqValidate, seqBare));
+    inputs.push(...latencyRows("GET /api/products/:id (API token)", seqProduct, seqBare));
+    // Context rows, no goal: the same stack without authentication, and with a session JWT (no token audit row).
+    const seqHealth = await measureSequential(hHealth, CONTEXT_SEQUENTIAL);
+    const seqJwt = await measureSequential(hProductJwt, CONTEXT_SEQUENTIAL);
+    const context = (name: string, r: SequentialResult): MeasurementInput => ({ name, unit: "µs", value: r.p50, baseline: seqBare.p50, baselineName: "bare Bun.serve", details: r });
+    inputs.push(context("GET /health (no auth) p50", seqHealth), context("GET /api/products/:id (session JWT) p50", seqJwt));
+
+    ctx.log(`throughput, ${CONCURRENCY} in flight (bare, validate, product)`);
+    const cBare = await measureConcurrent(bareTarget, CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_MS);
+    const cValidate = await measureConcurrent(hValidate, CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_MS);
+    const cProduct = await measureConcurrent(hProduct, CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_MS);
+    inputs.push(throughputRow(`GET ${VALIDATE}`, cValidate, cBare));
+    inputs.push(throughputRow("GET /api/products/:id (API token)", cProduct, cBare));
+
+    await Bun.sleep(IDLE_SETTLE_MS);
+    inputs.push({ name: "RSS after the load above", unit: "MB", value: readRssMb(hearth.pid), baseline: readRssMb(bare.pid), baselineName: "bare Bun.serve after load" });
+
+    const notes = [
+      ...targets.notes,
+      `Hearth: ${onBinary ? "dist/hearth (compiled)" : "bun src/main.ts"}; baseline: bench/fixtures/bare-server.ts (${targets.bareMode === "binary" ? "compiled the same way" : "from source"}); each in its own process`,
+      `response bodies: validate ${seqValidate.bodyBytes} B, product ${seqProduct.bodyBytes} B, bare ${seqBare.bodyBytes} B; client: raw keep-alive HTTP/1.1 over loopback`,
+      `latency: ${SEQUENTIAL.warmup} warm-up requests (≤ ${SEQUENTIAL.warmupMaxMs / 1000} s) then up to ${SEQUENTIAL.count} sequential requests (≤ ${SEQUENTIAL.maxMs / 1000} s) on one connection; throughput: ${CONCURRENCY} connections, ${CONCURRENT_WARMUP_MS} ms warm-up, ${CONCURRENT_MS / 1000} s`,
+      `cold start: spawn → first 200 from /health, ${COLD_REPS} reps each, page cache warm; empty data dir includes migration, vec0.so extraction and hashing the owner's password`,
+      `throughput goal ≥ ${GOALS.throughputRatio}× is the 1.5× latency budget expressed as requests/s`,
+    ];
+    const info = {
+      mode: targets.mode,
+      hearthCommand: hearthSpec("<tmp>").cmd,
+      bareCommand: bareSpec.cmd,
+      bareMode: targets.bareMode,
+      goals: GOALS,
+      sequential: SEQUENTIAL,
+      concurrency: CONCURRENCY,
+      concurrentMs: CONCURRENT_MS,
+      coldReps: COLD_REPS,
+    };
+    const measurements: Measurement[] = inputs.map((m) => measurement("platform", m));
+    return { measurements, info, notes };
+  } catch (e) {
+    process.stderr.write(`hearth stderr (tail):\n${hearth.stderrTail()}\n`);
+    throw e;
+  } finally {
+    await hearth.stop();
+    await bare?.stop();
+  }
+}
+
+export const platformSuite: Suite = {
+  name: "platform",
+  description: "authenticated GET latency and throughput, cold start and idle RSS, each against a bare Bun.serve",
+  run,
+};
