@@ -48,6 +48,9 @@ const result = await Bun.build({
   minify: { whitespace: true, syntax: true, identifiers: true, keepNames: true },
   // Stack traces in the binary point at src/, not at the minified bundle (embedded, compressed).
   sourcemap: "inline",
+  // Precompiled bytecode: measured here, start to first /health went from ~250 ms to ~130 ms
+  // (the binary grows by ~9 MB).
+  bytecode: true,
   throw: false,
 });
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
