@@ -1,0 +1,37 @@
+// The main-thread side of the knowledge inference worker: chunking and embedding requests,
+// and the embedder's state for /health.
+import { createWorkerClient } from "../../platform/ml/worker-client";
+import type { CheckState } from "../system/health";
+import type { Chunk } from "./ingest/chunk";
+import type { Section } from "./ingest/parse";
+
+export interface KnowledgeEmbedder {
+  readonly model: string;
+  status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
+  health(): Promise<CheckState>;
+  chunk(sections: Section[]): Promise<{ chunks: Chunk[]; counted: "model" | "estimate" }>;
+  /** One vector per text; rejects when the model is unavailable. */
+  embed(texts: string[]): Promise<{ dim: number; vectors: Float32Array[] }>;
+  stop(): Promise<void>;
+}
+
+export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
+  const client = createWorkerClient(new URL("./ingest/worker.ts", import.meta.url), { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
+  const status = () => client.call<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>("status", null);
+  return {
+    model: opts.model,
+    status,
+    async health() {
+      const s = await status();
+      if (s.state === "ok") return { status: "ok", detail: `${opts.model} (${s.dim} dimensions)` };
+      if (s.state === "loading") return { status: "loading", detail: opts.model };
+      return { status: "unavailable", reason: s.reason ?? "unknown" };
+    },
+    chunk: (sections) => client.call("chunk", { sections, maxTokens: opts.maxTokens }),
+    async embed(texts) {
+      const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts });
+      return { dim: r.dim, vectors: texts.map((_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim)) };
+    },
+    stop: () => client.stop(),
+  };
+}

@@ -1,0 +1,45 @@
+// The knowledge inference worker: chunks parsed sections with the embedding model's own
+// tokenizer and embeds text, off the HTTP event loop. Without the model it still chunks (with a
+// conservative estimate of tokens), so files get keyword-indexed while embedding waits.
+import { loadEmbedder, type EmbedderOptions, type LoadedEmbedder } from "../../../platform/ml/transformers";
+import { serveWorker } from "../../../platform/ml/worker-client";
+import { chunkSections } from "./chunk";
+import type { Section } from "./parse";
+
+/** Room left for the model's own [CLS]/[SEP] tokens and for the heading line chunks start with. */
+const SPECIAL_TOKENS = 2;
+const OVERLAP_TOKENS = 32;
+/** Estimate when no tokenizer is loaded: word pieces rarely average fewer than 3 characters. */
+const estimateTokens = (text: string) => Math.ceil(text.length / 3);
+
+let loading: Promise<LoadedEmbedder> | undefined;
+let state: { state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number; maxTokens?: number } = { state: "loading" };
+
+serveWorker({
+  init(opts: EmbedderOptions) {
+    loading = loadEmbedder(opts);
+    loading.then(
+      (e) => (state = { state: "ok", dim: e.dim, maxTokens: e.maxTokens }),
+      (err: Error) => (state = { state: "unavailable", reason: err.message }),
+    );
+    loading.catch(() => {});
+  },
+
+  status: () => state,
+
+  async chunk({ sections, maxTokens }: { sections: Section[]; maxTokens: number }) {
+    const embedder = await loading?.catch(() => undefined);
+    const count = embedder ? embedder.countTokens : estimateTokens;
+    const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
+    return { chunks: chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count }), counted: embedder ? "model" : "estimate" };
+  },
+
+  async embed({ texts }: { texts: string[] }) {
+    if (!loading) throw new Error("embedder not initialised");
+    const embedder = await loading;
+    const vectors = await embedder.embed(texts);
+    const flat = new Float32Array(vectors.length * embedder.dim);
+    vectors.forEach((v, i) => flat.set(v, i * embedder.dim));
+    return { dim: embedder.dim, model: embedder.model, vectors: flat };
+  },
+});

@@ -1,0 +1,41 @@
+// The model manifest (models/manifest.json): which files each known model needs, by SHA-256,
+// and the check that runs before a model is loaded.
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync } from "node:fs";
+import { join } from "node:path";
+import manifest from "../../../models/manifest.json";
+
+export interface ModelSpec {
+  id: string;
+  task: string;
+  dtype: string;
+  dim?: number;
+  maxTokens?: number;
+  files: Record<string, string>;
+}
+
+const KNOWN = manifest.models as unknown as ModelSpec[];
+
+export const modelSpec = (id: string): ModelSpec | undefined => KNOWN.find((m) => m.id === id);
+
+export type ModelCheck = { ok: true; pinned: boolean } | { ok: false; reason: string };
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** Checks that a model's files are present in `modelsDir` and match their pinned hashes. */
+export async function checkModel(modelsDir: string, id: string): Promise<ModelCheck> {
+  const spec = modelSpec(id);
+  const dir = join(modelsDir, id);
+  if (!spec) return existsSync(dir) ? { ok: true, pinned: false } : { ok: false, reason: `model ${id} not found in ${modelsDir}` };
+  const missing = Object.keys(spec.files).filter((f) => !existsSync(join(dir, f)));
+  if (missing.length) return { ok: false, reason: `model ${id} is missing ${missing.join(", ")} in ${dir} (see models/README.md)` };
+  for (const [file, expected] of Object.entries(spec.files)) {
+    const actual = await sha256File(join(dir, file));
+    if (actual !== expected) return { ok: false, reason: `model file ${id}/${file} does not match its pinned SHA-256 (models/manifest.json)` };
+  }
+  return { ok: true, pinned: true };
+}

@@ -1,0 +1,99 @@
+// Request/response over a Bun Worker: ids, transferable results, errors as Errors, and a fresh
+// worker after a crash (pending calls fail; the next call starts a new one).
+export interface WorkerRequest {
+  id: number;
+  op: string;
+  args: unknown;
+}
+
+export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+
+export function createWorkerClient(url: URL | string, init: unknown) {
+  let worker: Worker | undefined;
+  let nextId = 1;
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+
+  const failAll = (message: string) => {
+    for (const p of pending.values()) p.reject(new Error(message));
+    pending.clear();
+  };
+
+  const start = () => {
+    const w = new Worker(url, { smol: false });
+    w.onmessage = (ev: MessageEvent<WorkerReply>) => {
+      const p = pending.get(ev.data.id);
+      if (!p) return;
+      pending.delete(ev.data.id);
+      if (ev.data.ok) p.resolve(ev.data.result);
+      else p.reject(new Error(ev.data.error));
+    };
+    w.onerror = (ev) => {
+      failAll(`inference worker failed: ${ev.message}`);
+      worker = undefined;
+      w.terminate();
+    };
+    w.addEventListener("close", () => {
+      if (worker === w) worker = undefined;
+      failAll("inference worker stopped");
+    });
+    w.postMessage({ id: 0, op: "init", args: init } satisfies WorkerRequest);
+    return w;
+  };
+
+  return {
+    call<T>(op: string, args: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
+      worker ??= start();
+      const id = nextId++;
+      return new Promise<T>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        worker!.postMessage({ id, op, args } satisfies WorkerRequest, transfer);
+      });
+    },
+    async stop() {
+      const w = worker;
+      worker = undefined;
+      failAll("inference worker stopped");
+      w?.terminate();
+    },
+  };
+}
+
+export type WorkerClient = ReturnType<typeof createWorkerClient>;
+
+/** The worker side: answers requests with the handlers given; `init` arrives first. */
+export function serveWorker(handlers: Record<string, (args: any) => Promise<unknown> | unknown>) {
+  const queue: WorkerRequest[] = [];
+  let busy = false;
+  // One request at a time: inference is CPU-bound, and ONNX Runtime already uses both cores.
+  const drain = async () => {
+    if (busy) return;
+    busy = true;
+    while (queue.length) {
+      const req = queue.shift()!;
+      try {
+        const handler = handlers[req.op];
+        if (!handler) throw new Error(`unknown operation ${req.op}`);
+        const result = await handler(req.args);
+        const transfer = transferablesOf(result);
+        postMessage({ id: req.id, ok: true, result } satisfies WorkerReply, transfer);
+      } catch (e) {
+        postMessage({ id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies WorkerReply);
+      }
+    }
+    busy = false;
+  };
+  (globalThis as unknown as { onmessage: (ev: MessageEvent<WorkerRequest>) => void }).onmessage = (ev) => {
+    queue.push(ev.data);
+    void drain();
+  };
+}
+
+function transferablesOf(value: unknown): ArrayBuffer[] {
+  if (value instanceof Float32Array) return [value.buffer as ArrayBuffer];
+  if (value && typeof value === "object") {
+    const out: ArrayBuffer[] = [];
+    for (const v of Object.values(value)) if (v instanceof Float32Array) out.push(v.buffer as ArrayBuffer);
+    return out;
+  }
+  return [];
+}
