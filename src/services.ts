@@ -14,7 +14,11 @@ import { createActivityService } from "./features/activity/service";
 import { createHealthRegistry } from "./features/system/health";
 import { backupDatabase } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
-import { createKnowledgeService } from "./features/knowledge/service";
+import { createKnowledgeService, INGEST_JOB, EMBED_JOB } from "./features/knowledge/service";
+import { createKnowledgeEmbedder } from "./features/knowledge/embedder";
+import { createVectorStore } from "./features/knowledge/vector-store";
+import { createIngestion } from "./features/knowledge/ingest/pipeline";
+import { modelSpec } from "./platform/ml/models";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -27,6 +31,7 @@ export interface ServiceOptions {
 }
 
 const EXPIRY_SWEEP_MS = 60_000;
+const MODEL_RETRY_MS = 60_000;
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
@@ -42,7 +47,32 @@ export async function createServices({ config, storage, clock = systemClock, log
     organizationOf: (productId) => workspaces.organizationOf(productId),
   });
   const jobs = createJobQueue({ db, clock, log });
-  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: 384 } });
+  const embeddingSpec = modelSpec(config.embeddingModel);
+  const embedder = createKnowledgeEmbedder({
+    modelsDir: config.modelsDir,
+    model: config.embeddingModel,
+    offline: config.offline,
+    maxTokens: embeddingSpec?.maxTokens ?? 256,
+  });
+  const vectors = createVectorStore(storage.sqlite);
+  const ingestion = createIngestion({ db, clock, log, embedder, vectors });
+  jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
+  jobs.register(EMBED_JOB, ingestion.embed);
+  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
+
+  /** Queues vectors for files stored while the model was missing, once it is there. */
+  const catchUpEmbeddings = async () => {
+    let state = await embedder.status();
+    while (state.state === "loading") {
+      await Bun.sleep(200);
+      state = await embedder.status();
+    }
+    if (state.state !== "ok") return false;
+    const ids = ingestion.unembedded();
+    for (const fileId of ids) jobs.enqueue(EMBED_JOB, { fileId });
+    if (ids.length) jobs.wake();
+    return true;
+  };
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);
 
   const bootstrap: BootstrapResult | null = await bootstrapFirstOwner(db, accounts, workspaces, {
@@ -77,8 +107,10 @@ export async function createServices({ config, storage, clock = systemClock, log
     return { status: "ok" };
   });
   health.set("vectors", () => ({ status: "ok", detail: `sqlite-vec ${storage.vecVersion}` }));
+  health.set("embedder", () => embedder.health());
 
   let sweeper: ReturnType<typeof setInterval> | undefined;
+  let modelWatch: ReturnType<typeof setInterval> | undefined;
 
   return {
     config,
@@ -92,6 +124,10 @@ export async function createServices({ config, storage, clock = systemClock, log
     tokenAudit,
     jobs,
     knowledge,
+    embedder,
+    vectors,
+    ingestion,
+    catchUpEmbeddings,
     limiter,
     authenticator,
     health,
@@ -106,12 +142,25 @@ export async function createServices({ config, storage, clock = systemClock, log
       tokens.sweepExpired();
       sweeper = setInterval(() => tokens.sweepExpired(), EXPIRY_SWEEP_MS);
       sweeper.unref?.();
+      // Without its model the embedder is retried every minute, so copying the model into the
+      // models dir is enough: the files stored meanwhile get their vectors then.
+      void catchUpEmbeddings().then((ok) => {
+        if (ok) return;
+        modelWatch = setInterval(async () => {
+          if ((await embedder.status()).state !== "unavailable") return;
+          await embedder.stop();
+          if (await catchUpEmbeddings()) clearInterval(modelWatch);
+        }, MODEL_RETRY_MS);
+        modelWatch.unref?.();
+      });
     },
 
     /** Stops background work; running jobs resume at the next start. */
     async stop() {
       if (sweeper) clearInterval(sweeper);
+      if (modelWatch) clearInterval(modelWatch);
       await jobs.stop();
+      await embedder.stop();
     },
   };
 }

@@ -16,6 +16,7 @@ export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
 export const INGEST_JOB = "knowledge.ingest";
+export const EMBED_JOB = "knowledge.embed";
 export const DEFAULT_KB = "Default";
 
 export interface EmbeddingIdentity {

@@ -1,0 +1,135 @@
+// The ingestion job: parse (in a killable child) → chunk (worker, model tokenizer) → store chunks
+// and keyword rows → embed in batches → vectors, with progress on the file row. Re-running it
+// (after a crash, or to re-embed) starts the file over, so it is safe to repeat.
+import { and, asc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../../platform/db/database";
+import type { Clock } from "../../../platform/clock";
+import type { Logger } from "../../../platform/log";
+import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue";
+import type { KnowledgeEmbedder } from "../embedder";
+import type { VectorStore } from "../vector-store";
+import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
+import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { ParseError } from "./parse";
+
+export const EMBED_BATCH = 32;
+
+interface Deps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  embedder: KnowledgeEmbedder;
+  vectors: VectorStore;
+  limits?: IsolationLimits;
+}
+
+export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS }: Deps) {
+  const now = () => new Date(clock.now());
+  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
+    db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
+
+  /** Embeds a file's stored chunks (all, or only those without vectors of the current model). */
+  async function embedFile(fileId: string, knowledgeBaseId: string, ctx: JobContext, from: number, to: number) {
+    const chunks = db
+      .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
+      .from(knowledgeChunks)
+      .where(eq(knowledgeChunks.fileId, fileId))
+      .orderBy(asc(knowledgeChunks.ordinal))
+      .all();
+    for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const batch = chunks.slice(i, i + EMBED_BATCH);
+      const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text));
+      db.transaction(() => vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! }))));
+      setFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+    }
+    setFile(fileId, { embeddingModel: embedder.model, embeddedAt: now() });
+  }
+
+  return {
+    /** The `knowledge.ingest` job. */
+    async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
+      const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+      if (!file) return; // deleted while queued
+      const blob = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, fileId)).get();
+      if (!blob) throw new PermanentJobError("the file's bytes are missing");
+      setFile(fileId, { status: "processing", progress: 0.02, error: null });
+
+      let sections;
+      try {
+        sections = await parseIsolated(file.format, new Uint8Array(blob.content), limits, ctx.signal);
+      } catch (e) {
+        if (ctx.signal.aborted) throw e;
+        throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
+      }
+      if (!sections.some((s) => s.text.trim())) {
+        throw new PermanentJobError(
+          file.format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index",
+        );
+      }
+      setFile(fileId, { progress: 0.1 });
+
+      const { chunks } = await embedder.chunk(sections);
+      if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      db.transaction((tx) => {
+        // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger).
+        tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
+        for (let i = 0; i < chunks.length; i += 500) {
+          tx.insert(knowledgeChunks)
+            .values(
+              chunks.slice(i, i + 500).map((c, j) => ({
+                fileId,
+                knowledgeBaseId: file.knowledgeBaseId,
+                productId: file.productId,
+                ordinal: i + j,
+                text: c.text,
+                page: c.page ?? null,
+                headings: c.headings,
+                charStart: c.charStart,
+                charEnd: c.charEnd,
+                tokens: c.tokens,
+              })),
+            )
+            .run();
+        }
+        tx.update(knowledgeFiles).set({ chunkCount: chunks.length, progress: 0.2, embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, fileId)).run();
+      });
+
+      const state = await embedder.status();
+      if (state.state === "unavailable") {
+        // Keyword search works now; the vectors follow once the model is there (catchUp).
+        log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
+      } else {
+        await embedFile(fileId, file.knowledgeBaseId, ctx, 0.2, 1);
+      }
+      setFile(fileId, { status: "ready", progress: 1 });
+    },
+
+    /** The `knowledge.embed` job: (re-)embeds the stored chunks of one file. */
+    async embed({ fileId }: { fileId: string }, ctx: JobContext) {
+      const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+      if (!file || file.status !== "ready") return;
+      const state = await embedder.status();
+      if (state.state === "unavailable") throw new Error(`embedder unavailable: ${state.reason}`);
+      await embedFile(fileId, file.knowledgeBaseId, ctx, file.progress < 1 ? file.progress : 1, 1);
+    },
+
+    /** Marks a file failed for good (the queue's onFailed hook). */
+    failed({ fileId }: { fileId: string }, error: string) {
+      setFile(fileId, { status: "failed", error });
+    },
+
+    /** Ready files that still lack vectors of the current model. */
+    unembedded(): string[] {
+      return db
+        .select({ id: knowledgeFiles.id })
+        .from(knowledgeFiles)
+        .where(and(eq(knowledgeFiles.status, "ready"), isNull(knowledgeFiles.embeddingModel)))
+        .all()
+        .map((r) => r.id);
+    },
+  };
+}
+
+export type Ingestion = ReturnType<typeof createIngestion>;
