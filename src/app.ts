@@ -6,6 +6,7 @@ import { explorer } from "./platform/http/explorer";
 import { beginRequest } from "./platform/http/request-meta";
 import { bodyTooLarge, parseJsonBody, parseMultipart, readLimited, JSON_BODY_LIMIT } from "./platform/http/body";
 import { knowledgeRoutes } from "./features/knowledge/routes";
+import { searchRoutes } from "./features/knowledge/search-routes";
 import { accountRoutes } from "./features/accounts/routes";
 import { workspaceRoutes } from "./features/workspaces/routes";
 import { tokenRoutes } from "./features/tokens/routes";
@@ -40,6 +41,7 @@ export function createApp(s: Services) {
     .use(accountRoutes(auth, s.accounts, s.activity, s.clock))
     .use(workspaceRoutes(auth, s.workspaces))
     .use(tokenRoutes(auth, s.tokens))
+    .use(searchRoutes(auth, { search: s.search, knowledge: s.knowledge, embedder: s.embedder, vectors: s.vectors }))
     .use(knowledgeRoutes(auth, s.knowledge));
 }
 

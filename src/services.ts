@@ -17,6 +17,8 @@ import { createJobQueue } from "./platform/jobs/queue";
 import { createKnowledgeService, INGEST_JOB, EMBED_JOB } from "./features/knowledge/service";
 import { createKnowledgeEmbedder } from "./features/knowledge/embedder";
 import { createVectorStore } from "./features/knowledge/vector-store";
+import { createKeywordStore } from "./features/knowledge/keyword-store";
+import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
 import { modelSpec } from "./platform/ml/models";
 import pkg from "../package.json";
@@ -59,6 +61,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   jobs.register(EMBED_JOB, ingestion.embed);
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
+  const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -126,6 +129,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     knowledge,
     embedder,
     vectors,
+    search,
     ingestion,
     catchUpEmbeddings,
     limiter,

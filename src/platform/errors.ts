@@ -9,6 +9,7 @@ export type ErrorCode =
   | "UnsupportedMediaType"
   | "Conflict"
   | "TooManyRequests"
+  | "ServiceUnavailable"
   | "InternalError";
 
 export class AppError extends Error {

@@ -278,6 +278,35 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
       return { file, content: blob.content };
     },
 
+    /** Ready files in scope: one file, or every file of a knowledge base. */
+    filesInScope(principal: Principal, scope: { fileId?: string; knowledgeBaseId?: string }): KnowledgeFileRow[] {
+      if (scope.fileId) return [requireFile(principal, scope.fileId)];
+      if (!scope.knowledgeBaseId) throw new AppError(400, "ValidationError", "Name a file_id or a knowledge_base_id");
+      const kb = requireBase(principal, scope.knowledgeBaseId);
+      return db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.knowledgeBaseId, kb.id)).all();
+    },
+
+    /** Queues a re-embedding of these files (for example after the model changed). */
+    reembed(files: KnowledgeFileRow[]): number {
+      const ready = files.filter((f) => f.status === "ready");
+      db.transaction((tx) => {
+        for (const f of ready) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { tx });
+      });
+      jobs.wake();
+      return ready.length;
+    },
+
+    /** Forgets these files' vectors; keyword search keeps working. */
+    dropEmbeddings(files: KnowledgeFileRow[], removeVectors: (chunkIds: number[]) => void) {
+      db.transaction(() => {
+        for (const f of files) {
+          const ids = db.select({ id: knowledgeChunks.id }).from(knowledgeChunks).where(eq(knowledgeChunks.fileId, f.id)).all().map((r) => r.id);
+          removeVectors(ids);
+          db.update(knowledgeFiles).set({ embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, f.id)).run();
+        }
+      });
+    },
+
     /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction. */
     deleteFile(principal: Principal, id: string) {
       const file = requireFile(principal, id);

@@ -29,7 +29,7 @@ export const okList = <T extends TSchema>(item: T, description = "Success") =>
   );
 
 /** Error responses a route can give, for the OpenAPI document. */
-export const errors = (...codes: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429)[]) =>
+export const errors = (...codes: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) =>
   Object.fromEntries(codes.map((c) => [c, ErrorResponse])) as Record<number, typeof ErrorResponse>;
 
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);

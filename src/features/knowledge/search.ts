@@ -1,0 +1,112 @@
+// Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (reciprocal
+// rank fusion of both), always inside the knowledge bases the caller may read.
+import { eq, inArray } from "drizzle-orm";
+import type { Db } from "../../platform/db/database";
+import { AppError, invalid } from "../../platform/errors";
+import type { Principal } from "../../platform/auth/principal";
+import type { KnowledgeEmbedder } from "./embedder";
+import type { KeywordStore } from "./keyword-store";
+import type { VectorStore } from "./vector-store";
+import type { KnowledgeService } from "./service";
+import { knowledgeChunks, knowledgeFiles } from "./table";
+
+export type SearchMode = "vector" | "keyword" | "hybrid";
+
+export interface SearchInput {
+  query: string;
+  productId?: string;
+  knowledgeBaseIds?: string[];
+  topK: number;
+  mode: SearchMode;
+  minScore?: number;
+}
+
+export interface SearchHit {
+  chunkId: number;
+  fileId: string;
+  fileName: string;
+  knowledgeBaseId: string;
+  text: string;
+  page: number | null;
+  headings: string[];
+  score: number;
+}
+
+/** Reciprocal rank fusion constant (the usual 60: later ranks still count, top ranks dominate). */
+const RRF_K = 60;
+/** How many candidates each stage contributes to fusion, per result wanted. */
+const CANDIDATES_PER_RESULT = 4;
+
+export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore; keywords: KeywordStore }) {
+  const { db, knowledge, embedder, vectors, keywords } = deps;
+
+  /** The knowledge bases a search may read: named ones (each checked) or all of a workspace. */
+  const scope = (principal: Principal, input: SearchInput): string[] => {
+    if (input.knowledgeBaseIds?.length) return input.knowledgeBaseIds.map((id) => knowledge.requireBase(principal, id).id);
+    const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
+    if (!productId) throw invalid("Name a product_id or knowledge_base_ids to search in");
+    return knowledge.listBases(principal, productId).map((b) => b.kb.id);
+  };
+
+  const vectorStage = async (kbIds: string[], query: string, k: number) => {
+    const status = await embedder.status();
+    if (status.state !== "ok") {
+      throw new AppError(503, "ServiceUnavailable", `Vector search is unavailable: ${status.reason ?? "the embedding model is still loading"}; use mode "keyword"`);
+    }
+    const { dim, vectors: [q] } = await embedder.embed([query]);
+    return vectors.search(dim, kbIds, q!, k).map((h) => ({ chunkId: h.chunkId, score: 1 - h.distance }));
+  };
+
+  const hydrate = (hits: { chunkId: number; score: number }[]): SearchHit[] => {
+    if (hits.length === 0) return [];
+    const rows = db
+      .select({
+        id: knowledgeChunks.id,
+        fileId: knowledgeChunks.fileId,
+        knowledgeBaseId: knowledgeChunks.knowledgeBaseId,
+        text: knowledgeChunks.text,
+        page: knowledgeChunks.page,
+        headings: knowledgeChunks.headings,
+        fileName: knowledgeFiles.name,
+      })
+      .from(knowledgeChunks)
+      .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
+      .where(inArray(knowledgeChunks.id, hits.map((h) => h.chunkId)))
+      .all();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return hits.flatMap((h) => {
+      const r = byId.get(h.chunkId);
+      return r ? [{ chunkId: r.id, fileId: r.fileId, fileName: r.fileName, knowledgeBaseId: r.knowledgeBaseId, text: r.text, page: r.page, headings: r.headings, score: h.score }] : [];
+    });
+  };
+
+  return {
+    async search(principal: Principal, input: SearchInput): Promise<SearchHit[]> {
+      const kbIds = scope(principal, input);
+      if (kbIds.length === 0) return [];
+      const k = input.topK;
+      let ranked: { chunkId: number; score: number }[];
+      if (input.mode === "keyword") {
+        const hits = keywords.search(kbIds, input.query, k);
+        // BM25 has no fixed scale: scores are reported relative to the best hit (1.0).
+        const best = hits[0]?.score || 1;
+        ranked = hits.map((h) => ({ chunkId: h.chunkId, score: h.score / best }));
+      } else if (input.mode === "vector") {
+        ranked = await vectorStage(kbIds, input.query, k);
+      } else {
+        const n = k * CANDIDATES_PER_RESULT;
+        const [v, kw] = await Promise.all([vectorStage(kbIds, input.query, n), Promise.resolve(keywords.search(kbIds, input.query, n))]);
+        const fused = new Map<number, number>();
+        v.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
+        kw.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
+        // Normalised so that a chunk ranked first by both stages scores 1.0.
+        const top = 2 / (RRF_K + 1);
+        ranked = [...fused].map(([chunkId, s]) => ({ chunkId, score: s / top })).sort((a, b) => b.score - a.score).slice(0, k);
+      }
+      const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
+      return hydrate(filtered);
+    },
+  };
+}
+
+export type KnowledgeSearch = ReturnType<typeof createKnowledgeSearch>;
