@@ -5,6 +5,7 @@
 import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
 import { ensureDataDir, InstanceLockedError, lockDataDir, openStorage } from "./platform/db/database";
 import pkg from "../package.json";
+import { join } from "node:path";
 
 const VERSION: string = pkg.version;
 
@@ -34,6 +35,9 @@ async function serve(config: Config) {
   const log = createLogger();
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
+  // Where the binary extracts native libraries it cannot load from inside itself (read by the
+  // ONNX Runtime loader that build.ts bundles; workers share this environment).
+  process.env.HEARTH_NATIVE_DIR = join(config.dataDir, "native");
   const storage = await openStorage(config.dataDir);
   migrate(storage.db);
   const services = await createServices({ config, storage, log });

@@ -65,10 +65,11 @@ export async function createServices({ config, storage, clock = systemClock, log
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
-    let state = await embedder.status();
+    const status = () => embedder.status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message }));
+    let state = await status();
     while (state.state === "loading") {
       await Bun.sleep(200);
-      state = await embedder.status();
+      state = await status();
     }
     if (state.state !== "ok") return false;
     const ids = ingestion.unembedded();
@@ -151,7 +152,8 @@ export async function createServices({ config, storage, clock = systemClock, log
       void catchUpEmbeddings().then((ok) => {
         if (ok) return;
         modelWatch = setInterval(async () => {
-          if ((await embedder.status()).state !== "unavailable") return;
+          const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
+          if (state.state !== "unavailable") return;
           await embedder.stop();
           if (await catchUpEmbeddings()) clearInterval(modelWatch);
         }, MODEL_RETRY_MS);

@@ -21,6 +21,9 @@ interface Child {
   stderr(): string;
 }
 
+// The binary loads the real embedding model from here (never from inside the binary).
+const MODELS_DIR = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../shared/models");
+
 let dir: string;
 let children: Child[] = [];
 let server: Child;
@@ -35,6 +38,7 @@ function spawnHearth(args: string[]) {
       HOME: dir,
       HEARTH_ADMIN_PASSWORD: PASSWORD,
       HEARTH_OFFLINE: "1",
+      HEARTH_MODELS_DIR: MODELS_DIR,
       HEARTH_RATE_LIMIT: "10000",
       HEARTH_RATE_LIMIT_STRICT: "10000",
     },
@@ -124,9 +128,9 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
     test("creates ./data/hearth.db and extracts sqlite-vec from the binary", () => {
       expect(readdirSync(dir).sort()).toEqual(["data", "hearth"]);
       expect(existsSync(join(dir, "data/hearth.db"))).toBe(true);
+      // sqlite-vec in a content-addressed folder; the ONNX runtime (onnxruntime-<version>-<hash>) beside it.
       const native = readdirSync(join(dir, "data/native"));
-      expect(native).toHaveLength(1);
-      expect(existsSync(join(dir, "data/native", native[0]!, "vec0.so"))).toBe(true);
+      expect(native.filter((d) => existsSync(join(dir, "data/native", d, "vec0.so")))).toHaveLength(1);
     });
 
     test("is healthy with vectors ok", async () => {
@@ -205,6 +209,31 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
 
       const viaToken = await get("/api/products", { headers: { "x-api-token": secret } });
       expect(viaToken.status).toBe(200);
+    });
+
+    test("ingests a real upload with the embedded ONNX runtime and finds it by meaning and by keyword", async () => {
+      const list = await get("/api/products", { headers: { authorization: `Bearer ${jwt}` } });
+      const productId = ((await list.json()) as { data: { id: string }[] }).data[0]!.id;
+      const form = new FormData();
+      form.append("file", new File(["# Backups\n\nRun the backup command every night. Error QX-7781 means the disk is full.\n"], "ops.md"));
+      form.append("product_id", productId);
+      const up = await get("/api/knowledge-base/storage/upload", { method: "POST", headers: { authorization: `Bearer ${jwt}` }, body: form });
+      expect(up.status).toBe(202);
+      const fileId = ((await up.json()) as { data: { id: string } }).data.id;
+      let status = "queued";
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && (status === "queued" || status === "processing"); await Bun.sleep(100)) {
+        status = ((await (await get(`/api/knowledge-base/storage/file/${fileId}`, { headers: { authorization: `Bearer ${jwt}` } })).json()) as { data: { status: string } }).data.status;
+      }
+      expect(status).toBe("ready");
+      for (const [query, mode] of [["how often should I back up", "vector"], ["QX-7781", "hybrid"]]) {
+        const r = await get("/api/knowledge-base/embeddings", json({ query, mode, product_id: productId }, jwt));
+        expect(r.status).toBe(200);
+        const hits = ((await r.json()) as { data: { file_name: string; text: string }[] }).data;
+        expect(hits[0]?.file_name).toBe("ops.md");
+      }
+      const health = (await (await get("/health")).json()) as { checks: { embedder: { status: string } } };
+      expect(health.checks.embedder.status).toBe("ok");
+      expect(existsSync(join(dir, "data/native"))).toBe(true);
     });
   });
 

@@ -1,6 +1,7 @@
 // The main-thread side of the knowledge inference worker: chunking and embedding requests,
 // and the embedder's state for /health.
 import { createWorkerClient } from "../../platform/ml/worker-client";
+import { isCompiled } from "../../platform/native";
 import type { CheckState } from "../system/health";
 import type { Chunk } from "./ingest/chunk";
 import type { Section } from "./ingest/parse";
@@ -16,13 +17,15 @@ export interface KnowledgeEmbedder {
 }
 
 export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
-  const client = createWorkerClient(new URL("./ingest/worker.ts", import.meta.url), { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
+  // In the binary the worker is an entry point of its own, named by its path from the project root.
+  const url = isCompiled() ? "./src/features/knowledge/ingest/worker.ts" : new URL("./ingest/worker.ts", import.meta.url);
+  const client = createWorkerClient(url, { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
   const status = () => client.call<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>("status", null);
   return {
     model: opts.model,
     status,
     async health() {
-      const s = await status();
+      const s = await status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message, dim: undefined }));
       if (s.state === "ok") return { status: "ok", detail: `${opts.model} (${s.dim} dimensions)` };
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
