@@ -1,0 +1,99 @@
+// Ingestion survives restarts and a missing model: nothing acknowledged is lost.
+import { describe, expect, test } from "bun:test";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createHarness, defaultWorkspaceId } from "../../support/harness";
+
+const MODELS = join(import.meta.dir, "../../../../shared/models");
+const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
+
+const longText = Array.from({ length: 120 }, (_, i) => `Paragraph ${i}: the archive room on floor ${i % 7} keeps records of project ${i}.`).join("\n\n");
+
+async function uploadVia(h: Awaited<ReturnType<typeof createHarness>>, jwt: string, ws: string, name: string, text: string) {
+  const fd = new FormData();
+  fd.append("file", new File([text], name));
+  fd.append("product_id", ws);
+  const r = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
+  expect(r.status).toBe(202);
+  return r.body.data.id as string;
+}
+
+describe("durable ingestion", () => {
+  test("a restart in the middle of ingestion resumes the job and finishes the file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-resume-"));
+    const a = await createHarness({}, dir);
+    const jwt = await a.login();
+    const ws = await defaultWorkspaceId(a, jwt);
+    a.services.start();
+    const id = await uploadVia(a, jwt, ws, "archive.txt", longText);
+    // Stop as soon as the file is being processed: the job row stays `running`.
+    for (let i = 0; i < 500; i++) {
+      const s = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data.status;
+      if (s === "processing") break;
+      await Bun.sleep(10);
+    }
+    await a.close();
+
+    const b = await createHarness({}, dir);
+    b.services.start();
+    await b.services.jobs.idle();
+    const jwt2 = await b.login();
+    const f = (await b.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt2 })).body.data;
+    expect(f).toMatchObject({ status: "ready", progress: 1, embedding_model: MODEL });
+    const n = b.services.storage.sqlite.query("SELECT count(*) AS n, count(DISTINCT ordinal) AS o FROM knowledge_chunks WHERE file_id = ?").get(id) as { n: number; o: number };
+    expect(n.n).toBe(f.chunk_count);
+    expect(n.o).toBe(n.n); // no duplicated chunks from the interrupted run
+    expect(b.services.vectors.count(384)).toBe(n.n);
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("without the model: stored, keyword-searchable, /health says why; vectors follow once the model is there", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-nomodel-"));
+    const models = mkdtempSync(join(tmpdir(), "hearth-models-"));
+    const a = await createHarness({ HEARTH_MODELS_DIR: models, HEARTH_OFFLINE: "1" }, dir);
+    const jwt = await a.login();
+    const ws = await defaultWorkspaceId(a, jwt);
+    a.services.start();
+    const health = (await a.call("GET", "/health")).body;
+    expect(health.status).toBe("ok");
+    expect(health.checks.embedder.status).toBe("unavailable");
+    expect(health.checks.embedder.reason).toContain("missing");
+
+    const id = await uploadVia(a, jwt, ws, "ops.md", "# Runbook\nRestart the ingest daemon with code RB-5512.");
+    await a.services.jobs.idle();
+    const f = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
+    expect(f).toMatchObject({ status: "ready", embedding_model: null });
+    const kw = await a.call("POST", "/api/knowledge-base/embeddings", { token: jwt, body: { query: "RB-5512", mode: "keyword", product_id: ws } });
+    expect(kw.body.data[0].file_id).toBe(id);
+    const vec = await a.call("POST", "/api/knowledge-base/embeddings", { token: jwt, body: { query: "restart", product_id: ws } });
+    expect(vec.status).toBe(503);
+    expect(vec.body.message).toContain("keyword");
+    await a.close();
+
+    // The model arrives; the next start (or the one-minute retry) embeds what was stored.
+    cpSync(join(MODELS, MODEL), join(models, MODEL), { recursive: true });
+    const b = await createHarness({ HEARTH_MODELS_DIR: models, HEARTH_OFFLINE: "1" }, dir);
+    b.services.start();
+    expect(await b.services.catchUpEmbeddings()).toBe(true);
+    await b.services.jobs.idle();
+    const jwt2 = await b.login();
+    const g = (await b.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt2 })).body.data;
+    expect(g.embedding_model).toBe(MODEL);
+    const state = await b.call("GET", `/api/knowledge-base/embeddings?file_id=${id}`, { token: jwt2 });
+    expect(state.body.data).toMatchObject({ embedder: "ok", files: [{ file_id: id, embedded: true }] });
+    const v = await b.call("POST", "/api/knowledge-base/embeddings", { token: jwt2, body: { query: "how do I restart the daemon", product_id: ws } });
+    expect(v.body.data[0].file_id).toBe(id);
+
+    // DELETE drops vectors (keyword search stays), PUT brings them back.
+    expect((await b.call("DELETE", `/api/knowledge-base/embeddings?file_id=${id}`, { token: jwt2 })).status).toBe(200);
+    expect(b.services.vectors.count(384)).toBe(0);
+    expect((await b.call("PUT", "/api/knowledge-base/embeddings", { token: jwt2, body: { file_id: id } })).status).toBe(202);
+    await b.services.jobs.idle();
+    expect(b.services.vectors.count(384)).toBe(g.chunk_count);
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(models, { recursive: true, force: true });
+  });
+});
