@@ -135,6 +135,26 @@ describe("files", () => {
     expect(dl.headers.get("content-disposition")).toContain("one.txt");
   });
 
+  test("PUT renames a file, or replaces its content and ingests it again", async () => {
+    const r = await upload("draft.md", "# Draft\nThe launch is planned for March.");
+    await ingested(r.body.data.id);
+    const renamed = await h.call("PUT", `/api/knowledge-base/storage/file/${r.body.data.id}`, { token: jwt, body: { name: "plan.md" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data.name).toBe("plan.md");
+    const fd = new FormData();
+    fd.append("file", new File(["# Plan\nThe launch moved to September because of the audit."], "plan.md"));
+    const replaced = await h.call("PUT", `/api/knowledge-base/storage/file/${r.body.data.id}`, { token: jwt, raw: fd });
+    expect(replaced.status).toBe(202);
+    expect(replaced.body.data.status).toBe("queued");
+    const f = await ingested(r.body.data.id);
+    expect(f.status).toBe("ready");
+    const hits = await search("September audit", "keyword");
+    expect(hits.body.data[0].file_id).toBe(r.body.data.id);
+    expect((await search("planned for March", "keyword")).body.data.some((x: { file_id: string }) => x.file_id === r.body.data.id)).toBe(false);
+    const empty = await h.call("PUT", `/api/knowledge-base/storage/file/${r.body.data.id}`, { token: jwt, body: {} });
+    expect([400, 422]).toContain(empty.status);
+  });
+
   test("delete removes file, bytes, chunks, keyword rows and vectors", async () => {
     const r = await upload("temp.md", "# Temporary\nThis file will be deleted soon, with its vectors.");
     await ingested(r.body.data.id);
