@@ -59,7 +59,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const vectors = createVectorStore(storage.sqlite);
   const ingestion = createIngestion({ db, clock, log, embedder, vectors });
   jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
-  jobs.register(EMBED_JOB, ingestion.embed);
+  jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
 

@@ -1,6 +1,8 @@
 // The ingestion job: parse (in a killable child) → chunk (worker, model tokenizer) → store chunks
 // and keyword rows → embed in batches → vectors, with progress on the file row. Re-running it
-// (after a crash, or to re-embed) starts the file over, so it is safe to repeat.
+// (after a crash, or to re-embed) starts the file over, so it is safe to repeat. Re-embedding
+// re-chunks too: a new model has its own tokenizer and window, and chunks stored while no model
+// was there were sized by an estimate.
 import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
@@ -28,7 +30,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
   const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
 
-  /** Embeds a file's stored chunks (all, or only those without vectors of the current model). */
+  /** Embeds a file's stored chunks in batches, writing progress between `from` and `to`. */
   async function embedFile(fileId: string, knowledgeBaseId: string, ctx: JobContext, from: number, to: number) {
     const chunks = db
       .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
@@ -104,15 +106,6 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
         await embedFile(fileId, file.knowledgeBaseId, ctx, 0.2, 1);
       }
       setFile(fileId, { status: "ready", progress: 1 });
-    },
-
-    /** The `knowledge.embed` job: (re-)embeds the stored chunks of one file. */
-    async embed({ fileId }: { fileId: string }, ctx: JobContext) {
-      const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
-      if (!file || file.status !== "ready") return;
-      const state = await embedder.status();
-      if (state.state === "unavailable") throw new Error(`embedder unavailable: ${state.reason}`);
-      await embedFile(fileId, file.knowledgeBaseId, ctx, file.progress < 1 ? file.progress : 1, 1);
     },
 
     /** Marks a file failed for good (the queue's onFailed hook). */
