@@ -18,6 +18,13 @@ describe("detect", () => {
     expect(detectFormat("win.txt", utf16le("héllo wörld"))).toBe("txt");
   });
 
+  test("UTF-8 text ending in, or cut by the sample inside, a multi-byte character is still text", () => {
+    expect(detectFormat("temp.md", enc("# Limits\nKeep the room below 45 °C"))).toBe("md");
+    const cut = enc("a".repeat(8191) + "é and more");
+    expect(detectFormat("long.txt", cut)).toBe("txt");
+    expect(detectFormat("bad.txt", new Uint8Array([0x61, 0x62, 0xc3, 0x28, 0x61]))).toBeNull();
+  });
+
   test("binaries and liars are refused", () => {
     expect(detectFormat("photo.png", new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]))).toBeNull();
     expect(detectFormat("fake.pdf", enc("not a pdf at all"))).toBeNull();

@@ -42,8 +42,8 @@ export function looksLikeText(sample: Uint8Array): boolean {
   for (const b of sample) if (b === 0 || (b < 9 && b !== 0) || (b > 13 && b < 32 && b !== 27)) control++;
   if (control > 0) return false;
   try {
-    // A cut in the middle of a multi-byte character at the sample's end is fine.
-    new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, Math.max(0, sample.length - 4)));
+    // stream: a character cut by the end of the sample is held back instead of being an error.
+    new TextDecoder("utf-8", { fatal: true }).decode(sample, { stream: true });
     return true;
   } catch {
     return false;
