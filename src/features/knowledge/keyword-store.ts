@@ -8,8 +8,21 @@ export interface KeywordHit {
 }
 
 /**
+ * Words that carry no topic in an English question. Matching them lets BM25 return every
+ * passage that says "how" or "the", and that noise pulled paraphrased questions down in hybrid
+ * search (bench/fusion.ts measured it); identifiers and names are never in this list.
+ */
+const STOP_WORDS = new Set(
+  ("a an and are as at be by can could do does did for from had has have how i if in is it its me my of on or our "
+    + "should so than that the their them then there these they this to us was we were what when where which who "
+    + "whom why will with would you your about into over under up down out any all some no not only also just "
+    + "get got need needs want wants tell show find").split(" "),
+);
+
+/**
  * Turns free text into a safe FTS5 query: every term quoted (no operator injection), terms that
- * the tokenizer would split (ERR-4711, foo.bar) kept together as a phrase, alternatives ORed.
+ * the tokenizer would split (ERR-4711, foo.bar) kept together as a phrase, stop words dropped
+ * (unless nothing else is left), alternatives ORed.
  */
 export function toFtsQuery(text: string): string | null {
   const terms = text
@@ -17,7 +30,9 @@ export function toFtsQuery(text: string): string | null {
     .map((word) => word.match(/[\p{L}\p{N}_]+/gu)?.join(" "))
     .filter((t): t is string => Boolean(t))
     .slice(0, 64);
-  return terms.length ? [...new Set(terms)].map((t) => `"${t}"`).join(" OR ") : null;
+  const topical = terms.filter((t) => t.includes(" ") || !STOP_WORDS.has(t.toLowerCase()));
+  const chosen = topical.length ? topical : terms;
+  return chosen.length ? [...new Set(chosen)].map((t) => `"${t}"`).join(" OR ") : null;
 }
 
 export function createKeywordStore(sqlite: Database) {
