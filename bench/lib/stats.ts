@@ -1,4 +1,4 @@
-// Small statistics helpers for benchmark samples: percentiles, median, min, rounding.
+// Small statistics helpers for benchmark samples: percentiles, median, min, rounding, a seeded PRNG.
 
 /** Nearest-rank percentile (p in 0..100) of unsorted samples; NaN when there are none. */
 export function percentile(samples: readonly number[], p: number): number {
@@ -34,4 +34,16 @@ export function round(x: number, digits = 1): number | null {
   if (!Number.isFinite(x)) return null;
   const f = 10 ** digits;
   return Math.round(x * f) / f;
+}
+
+/** mulberry32: a small seeded PRNG, so every run draws exactly the same inputs and resamples. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -4,7 +4,9 @@ import { toFtsQuery } from "../../../src/features/knowledge/keyword-store";
 
 describe("toFtsQuery", () => {
   test("quotes every term, so FTS5 operators in user text are just words", () => {
-    expect(toFtsQuery('NEAR(foo bar) OR "x" -y*')).toBe('"NEAR" OR "foo" OR "bar" OR "OR" OR "x" OR "y"');
+    // "or" is a stop word; "NEAR(foo" is one word, so it stays one phrase.
+    expect(toFtsQuery('NEAR(foo bar) OR "x" -y*')).toBe('"NEAR foo" OR "bar" OR "x" OR "y"');
+    expect(toFtsQuery("AND OR NOT")).toBe('"AND" OR "OR" OR "NOT"');
   });
 
   test("keeps codes that the tokenizer splits together as phrases", () => {
