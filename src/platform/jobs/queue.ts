@@ -140,8 +140,11 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       return id;
     },
 
-    /** Looks for work now instead of at the next poll; call after the enqueueing transaction commits. */
-    wake: () => queueMicrotask(pump),
+    /**
+     * Looks for work soon instead of at the next poll; call after the enqueueing transaction commits.
+     * A macrotask, not a microtask: the response that acknowledged the job is written first.
+     */
+    wake: () => void setImmediate(pump),
 
     get: (id: string) => db.select().from(jobs).where(eq(jobs.id, id)).get(),
 

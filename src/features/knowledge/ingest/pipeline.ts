@@ -14,7 +14,13 @@ import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
 import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import { ParseError } from "./parse";
 
-export const EMBED_BATCH = 32;
+/**
+ * Texts per embedding call. Small batches pad less and keep ONNX Runtime's arena small: on 2 cores
+ * 8 embeds as fast as 32 or faster, and the worker's memory grows ~175 MB instead of ~500 MB.
+ */
+export const EMBED_BATCH = 8;
+/** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
+const INSERT_BATCH = 200;
 
 interface Deps {
   db: Db;
@@ -74,29 +80,30 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       const { chunks } = await embedder.chunk(sections);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      db.transaction((tx) => {
-        // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger).
-        tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
-        for (let i = 0; i < chunks.length; i += 500) {
-          tx.insert(knowledgeChunks)
-            .values(
-              chunks.slice(i, i + 500).map((c, j) => ({
-                fileId,
-                knowledgeBaseId: file.knowledgeBaseId,
-                productId: file.productId,
-                ordinal: i + j,
-                text: c.text,
-                page: c.page ?? null,
-                headings: c.headings,
-                charStart: c.charStart,
-                charEnd: c.charEnd,
-                tokens: c.tokens,
-              })),
-            )
-            .run();
-        }
-        tx.update(knowledgeFiles).set({ chunkCount: chunks.length, progress: 0.2, embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, fileId)).run();
-      });
+      // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger). The
+      // rest is written in short transactions; a crash in between is fine, the job starts over.
+      db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
+      for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        db.insert(knowledgeChunks)
+          .values(
+            chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
+              fileId,
+              knowledgeBaseId: file.knowledgeBaseId,
+              productId: file.productId,
+              ordinal: i + j,
+              text: c.text,
+              page: c.page ?? null,
+              headings: c.headings,
+              charStart: c.charStart,
+              charEnd: c.charEnd,
+              tokens: c.tokens,
+            })),
+          )
+          .run();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      setFile(fileId, { chunkCount: chunks.length, progress: 0.2, embeddingModel: null, embeddedAt: null });
 
       const state = await embedder.status();
       if (state.state === "unavailable") {
