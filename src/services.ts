@@ -56,7 +56,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     offline: config.offline,
     maxTokens: embeddingSpec?.maxTokens ?? 256,
   });
-  const vectors = createVectorStore(storage.sqlite);
+  const vectors = createVectorStore(storage.sqlite, { memoryBudget: config.vectorMemoryMb * 2 ** 20 });
   const ingestion = createIngestion({ db, clock, log, embedder, vectors });
   jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });

@@ -16,6 +16,7 @@ export interface Config {
   readonly jwtSecret: string | undefined;
   readonly rateLimit: number;
   readonly rateLimitStrict: number;
+  readonly vectorMemoryMb: number;
 }
 
 /** A configuration value that cannot be used; main prints `message` as one line and exits. */
@@ -83,6 +84,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_JWT_SECRET", flag: "--jwt-secret", key: "jwtSecret", default: undefined, help: "HS256 secret for sessions (generated and stored if unset)", parse: secret },
   { env: "HEARTH_RATE_LIMIT", flag: "--rate-limit", key: "rateLimit", default: "10", help: "requests per minute, default budget", parse: integer(1, 1_000_000) },
   { env: "HEARTH_RATE_LIMIT_STRICT", flag: "--rate-limit-strict", key: "rateLimitStrict", default: "5", help: "requests per minute, high-load endpoints", parse: integer(1, 1_000_000) },
+  { env: "HEARTH_VECTOR_MEMORY_MB", flag: "--vector-memory-mb", key: "vectorMemoryMb", default: "512", help: "memory for in-memory vector indexes (~1.6 KB per 384-dim chunk); 0: sqlite-vec scan only", parse: integer(0, 1_000_000) },
 ];
 
 /**
