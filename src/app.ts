@@ -11,6 +11,7 @@ import { accountRoutes } from "./features/accounts/routes";
 import { workspaceRoutes } from "./features/workspaces/routes";
 import { tokenRoutes } from "./features/tokens/routes";
 import { systemRoutes } from "./features/system/routes";
+import { assistantRoutes } from "./features/assistant/routes";
 import type { Services } from "./services";
 
 /** No request may carry more than this; routes that take files set their own, smaller caps. */
@@ -42,7 +43,8 @@ export function createApp(s: Services) {
     .use(workspaceRoutes(auth, s.workspaces))
     .use(tokenRoutes(auth, s.tokens))
     .use(searchRoutes(auth, { search: s.search, knowledge: s.knowledge, embedder: s.embedder, vectors: s.vectors }))
-    .use(knowledgeRoutes(auth, s.knowledge));
+    .use(knowledgeRoutes(auth, s.knowledge))
+    .use(assistantRoutes(auth, { assistant: s.assistant, chats: s.chats, log: s.log }));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -21,6 +21,9 @@ import { createKeywordStore } from "./features/knowledge/keyword-store";
 import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
 import { modelSpec } from "./platform/ml/models";
+import { createChatService } from "./features/assistant/service";
+import { createLlm } from "./features/assistant/llm";
+import { createAssistant } from "./features/assistant/chat";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -62,6 +65,9 @@ export async function createServices({ config, storage, clock = systemClock, log
   jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
+  const chats = createChatService({ db, clock, workspaces });
+  const llm = createLlm({ url: config.ollamaUrl, model: config.llmModel, clock });
+  const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -112,6 +118,10 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   health.set("vectors", () => ({ status: "ok", detail: `sqlite-vec ${storage.vecVersion}` }));
   health.set("embedder", () => embedder.health());
+  health.set("llm", async () => {
+    const s = await llm.status();
+    return s.state === "ok" ? { status: "ok", detail: `${s.model} via Ollama at ${config.ollamaUrl} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
+  });
 
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let modelWatch: ReturnType<typeof setInterval> | undefined;
@@ -132,6 +142,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     vectors,
     search,
     ingestion,
+    chats,
+    llm,
+    assistant,
     catchUpEmbeddings,
     limiter,
     authenticator,

@@ -5,6 +5,7 @@ import m1 from "./0001_jobs.sql" with { type: "text" };
 import m2 from "./0002_knowledge.sql" with { type: "text" };
 import m3 from "./0003_knowledge_indexes.sql" with { type: "text" };
 import m4 from "./0004_token_last_used_derived.sql" with { type: "text" };
+import m5 from "./0005_chat.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -13,4 +14,5 @@ export const migrationSql: Record<string, string> = {
   "0002_knowledge": m2,
   "0003_knowledge_indexes": m3,
   "0004_token_last_used_derived": m4,
+  "0005_chat": m5,
 };

@@ -1,0 +1,77 @@
+// Server-sent events from an async generator: numbered events written as they come, a comment
+// line as heartbeat so idle timeouts never cut a slow answer, a failure turned into `error` then
+// `done` instead of a dropped connection, and the generator's signal aborted when the caller leaves.
+
+export interface SseEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Below Bun's idle timeout and the 10 s most proxies and clients tolerate. */
+export const HEARTBEAT_MS = 5_000;
+
+const encoder = new TextEncoder();
+
+export const formatEvent = (id: number, e: SseEvent) => encoder.encode(`id: ${id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  // nginx and similar proxies would otherwise hold events back in their buffers.
+  "x-accel-buffering": "no",
+};
+
+/**
+ * A streaming response of the events `produce` yields. `produce` gets a signal that aborts when the
+ * client disconnects; `onError` turns an exception into the final events (e.g. `error`, `done`).
+ */
+export function sseResponse(
+  request: Request,
+  produce: (signal: AbortSignal) => AsyncGenerator<SseEvent>,
+  onError: (e: unknown) => SseEvent[],
+  options: { heartbeatMs?: number; headers?: Record<string, string> } = {},
+): Response {
+  const gone = new AbortController();
+  const leave = () => gone.abort(new Error("the client disconnected"));
+  request.signal.addEventListener("abort", leave, { once: true });
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let id = 0;
+
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (chunk: Uint8Array) => {
+        if (gone.signal.aborted) return;
+        try {
+          controller.enqueue(chunk);
+        } catch {
+          leave();
+        }
+      };
+      heartbeat = setInterval(() => write(encoder.encode(": keep-alive\n\n")), options.heartbeatMs ?? HEARTBEAT_MS);
+      // Runs detached from start(): events are flushed as they are enqueued.
+      void (async () => {
+        try {
+          for await (const e of produce(gone.signal)) write(formatEvent(++id, e));
+        } catch (e) {
+          if (!gone.signal.aborted) for (const ev of onError(e)) write(formatEvent(++id, ev));
+        } finally {
+          clearInterval(heartbeat);
+          request.signal.removeEventListener("abort", leave);
+          if (!gone.signal.aborted) {
+            try {
+              controller.close();
+            } catch {
+              // already closed by the client
+            }
+          }
+        }
+      })();
+    },
+    cancel() {
+      clearInterval(heartbeat);
+      leave();
+    },
+  });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } });
+}
