@@ -154,9 +154,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
       for (const id of input.knowledgeBaseIds ?? []) {
         if (knowledge.requireBase(principal, id).productId !== productId) throw notFound("Knowledge base");
       }
-      const session = chats.openSession(principal, productId, input.sessionId, message);
-      const history = chats.history(session.id, HISTORY_TURNS);
-      chats.addQuestion(session.id, message);
+      const { session, history } = chats.ask(principal, productId, input.sessionId, message, HISTORY_TURNS);
       return { principal, sessionId: session.id, productId, knowledgeBaseIds: input.knowledgeBaseIds, message, history, topK: input.topK, model: input.model ?? llm.defaultModel, startedAt: performance.now() };
     },
 

@@ -36,37 +36,30 @@ export function createChatService({ db, clock, workspaces }: { db: Db; clock: Cl
     requireSession,
 
     /**
-     * The session a message goes to: the named one if it is the caller's and in `productId`, a new
-     * one under the client's id if that id is unused, or a new one with a fresh UUID.
+     * Stores a question in one transaction (one disk sync) with the session it goes to: the named one
+     * if it is the caller's and in `productId`, a new one under the client's id if that id is unused,
+     * or a new one with a fresh UUID. Returns the session and its earlier complete turns.
      */
-    openSession(principal: Principal, productId: string, id: string | undefined, firstMessage: string): ChatSessionRow {
+    ask(principal: Principal, productId: string, id: string | undefined, question: string, turns: number): { session: ChatSessionRow; history: Turn[] } {
       if (id !== undefined && !SESSION_ID.test(id)) throw invalid("session_id may hold letters, digits and . _ : - (at most 128)");
       const sessionId = id ?? crypto.randomUUID();
       const at = now();
-      // Insert-or-keep, then read back: two requests naming the same new id both end in one session.
-      db.insert(chatSessions).values({ id: sessionId, productId, title: excerpt(firstMessage, 80), createdAt: at, updatedAt: at }).onConflictDoNothing().run();
-      const session = requireSession(principal, sessionId);
-      if (session.productId !== productId) throw notFound("Chat session");
-      return session;
-    },
-
-    /** Earlier complete exchanges of the session, oldest first (interrupted answers left out). */
-    history(sessionId: string, turns: number): Turn[] {
-      const rows = db
-        .select({ role: chatMessages.role, content: chatMessages.content })
-        .from(chatMessages)
-        .where(and(eq(chatMessages.sessionId, sessionId), eq(chatMessages.status, "complete")))
-        .orderBy(desc(chatMessages.id))
-        .limit(turns)
-        .all();
-      return rows.reverse();
-    },
-
-    addQuestion(sessionId: string, content: string) {
-      const at = now();
-      db.transaction((tx) => {
-        tx.insert(chatMessages).values({ sessionId, role: "user", content, createdAt: at }).run();
+      return db.transaction((tx) => {
+        // Insert-or-keep, then read back: two requests naming the same new id both end in one session.
+        tx.insert(chatSessions).values({ id: sessionId, productId, title: excerpt(question, 80), createdAt: at, updatedAt: at }).onConflictDoNothing().run();
+        const session = requireSession(principal, sessionId);
+        if (session.productId !== productId) throw notFound("Chat session");
+        const history = tx
+          .select({ role: chatMessages.role, content: chatMessages.content })
+          .from(chatMessages)
+          .where(and(eq(chatMessages.sessionId, sessionId), eq(chatMessages.status, "complete")))
+          .orderBy(desc(chatMessages.id))
+          .limit(turns)
+          .all()
+          .reverse();
+        tx.insert(chatMessages).values({ sessionId, role: "user", content: question, createdAt: at }).run();
         tx.update(chatSessions).set({ updatedAt: at }).where(eq(chatSessions.id, sessionId)).run();
+        return { session, history };
       });
     },
 
