@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json";
 import journal from "../src/platform/db/migrations/meta/_journal.json";
+import { startOllamaFake } from "./support/ollama-fake";
+import { allEvents } from "./support/sse";
 
 const ROOT = join(import.meta.dir, "..");
 const PASSWORD = "binary-test password 1";
@@ -24,6 +26,9 @@ interface Child {
 // The binary loads the real embedding model from here (never from inside the binary).
 const MODELS_DIR = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../shared/models");
 
+// Ollama cannot run here: the binary's real `ollama` client talks to the Ollama-protocol fake.
+const ollama = startOllamaFake();
+
 let dir: string;
 let children: Child[] = [];
 let server: Child;
@@ -39,6 +44,7 @@ function spawnHearth(args: string[]) {
       HEARTH_ADMIN_PASSWORD: PASSWORD,
       HEARTH_OFFLINE: "1",
       HEARTH_MODELS_DIR: MODELS_DIR,
+      HEARTH_OLLAMA_URL: ollama.url,
       HEARTH_RATE_LIMIT: "10000",
       HEARTH_RATE_LIMIT_STRICT: "10000",
     },
@@ -122,6 +128,7 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
     await Promise.all(children.map((c) => c.proc.exited));
     children = [];
     if (dir) rmSync(dir, { recursive: true, force: true });
+    await ollama.stop();
   });
 
   describe("a fresh start in an empty directory", () => {
@@ -234,6 +241,22 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
       const health = (await (await get("/health")).json()) as { checks: { embedder: { status: string } } };
       expect(health.checks.embedder.status).toBe("ok");
       expect(existsSync(join(dir, "data/native"))).toBe(true);
+    });
+
+    test("answers a chat over SSE from that upload, streaming the model's tokens", async () => {
+      const list = await get("/api/products", { headers: { authorization: `Bearer ${jwt}` } });
+      const productId = ((await list.json()) as { data: { id: string }[] }).data[0]!.id;
+      const res = await get("/api/assistant/chat", json({ message: "What does QX-7781 mean?", product_id: productId }, jwt));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+      const events = await allEvents(res);
+      expect(events.map((e) => e.event).filter((n, i, all) => n !== "token" || all[i - 1] !== "token")).toEqual(["session", "thinking", "thinking", "token", "ai_response", "done"]);
+      const answer = events.find((e) => e.event === "ai_response")!.data;
+      expect(answer.metadata.mode).toBe("llm");
+      expect(answer.sources[0].file_name).toBe("ops.md");
+      expect(answer.sources[0].excerpt).toContain("QX-7781");
+      const health = (await (await get("/health")).json()) as { checks: { llm: { status: string } } };
+      expect(health.checks.llm.status).toBe("ok");
     });
   });
 
