@@ -4,7 +4,7 @@ import { authPlugin } from "./platform/auth/plugin";
 import { errorHandler } from "./platform/http/errors";
 import { explorer } from "./platform/http/explorer";
 import { beginRequest } from "./platform/http/request-meta";
-import { bodyTooLarge, parseJsonBody, parseMultipart, readLimited, JSON_BODY_LIMIT } from "./platform/http/body";
+import { bodyTooLarge, parseJsonBody, parseMultipart, refuseOtherBody } from "./platform/http/body";
 import { knowledgeRoutes } from "./features/knowledge/routes";
 import { searchRoutes } from "./features/knowledge/search-routes";
 import { accountRoutes } from "./features/accounts/routes";
@@ -35,7 +35,7 @@ export function createApp(s: Services) {
       // Multipart bodies are read under the global cap; routes that take files check their own.
       if (contentType.startsWith("multipart/form-data")) return parseMultipart(request, MAX_REQUEST_BYTES);
       if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
-      return new TextDecoder().decode(await readLimited(request, JSON_BODY_LIMIT));
+      return refuseOtherBody(request, contentType);
     })
     .use(explorer(s.version))
     .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))

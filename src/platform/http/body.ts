@@ -1,6 +1,6 @@
 // Reads request bodies under a byte cap and parses JSON only after a depth check, so hostile
 // bodies (huge, chunked without length, nested a million deep) get a 4xx instead of a crash.
-import { invalid, tooLarge } from "../errors";
+import { AppError, invalid, tooLarge } from "../errors";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
@@ -60,11 +60,25 @@ export async function parseJsonBody(request: Request, limit = JSON_BODY_LIMIT): 
   }
   if (text.trim() === "") throw invalid("Request body is empty; send a JSON object");
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) throw invalid(`Request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw invalid(`Request body is not valid JSON: ${(e as Error).message}`);
   }
+  // Every JSON body Hearth takes is an object; an array or a bare value would otherwise reach
+  // validation mangled (defaults spread into it) and get a baffling message.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid("The request body must be a JSON object");
+  return value;
+}
+
+/** A body in any other format: refused unless empty (POSTs without a body often carry a content type anyway). */
+export async function refuseOtherBody(request: Request, contentType: string): Promise<string> {
+  const bytes = await readLimited(request, JSON_BODY_LIMIT);
+  if (bytes.byteLength > 0 && new TextDecoder().decode(bytes).trim() !== "") {
+    throw new AppError(415, "UnsupportedMediaType", `A ${contentType.split(";")[0] || "body without a type"} body is not accepted; send a JSON object with Content-Type: application/json`);
+  }
+  return "";
 }
 
 

@@ -305,3 +305,18 @@ describe("bad input is refused as JSON before any streaming", () => {
     expect(answer.metadata).toMatchObject({ model: "some-other-model", mode: "retrieval-only" });
   });
 });
+
+describe("bodies that are not a JSON object", () => {
+  for (const [name, contentType, body, status, says] of [
+    ["plain text", "text/plain", "hello", 415, "send a JSON object"],
+    ["a form", "application/x-www-form-urlencoded", "message=hello", 415, "send a JSON object"],
+    ["a JSON array", "application/json", "[1, 2]", 400, "must be a JSON object"],
+    ["JSON null", "application/json", "null", 400, "must be a JSON object"],
+  ] as const) {
+    test(`${name} → ${status} that says so`, async () => {
+      const res = await h.app.handle(new Request(`${BASE}/api/assistant/chat`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": contentType }, body }));
+      expect(res.status).toBe(status);
+      expect(((await res.json()) as { message: string }).message).toContain(says);
+    });
+  }
+});
