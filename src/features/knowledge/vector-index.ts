@@ -103,17 +103,30 @@ export class VectorIndex {
     qNorm = Math.sqrt(qNorm);
     const slots = this.n <= candidates ? null : this.nearestByBits(query, candidates);
     const count = slots ? slots.length : this.n;
-    const hits: IndexHit[] = new Array(count);
-    const { floats, dim } = this;
+    // Exact cosine for every candidate; the k best kept in order by insertion (k is small).
+    const want = Math.min(k, count);
+    const bestDistance = new Float64Array(want).fill(Infinity);
+    const bestSlot = new Int32Array(want).fill(-1);
+    const { floats, dim, norms } = this;
     for (let c = 0; c < count; c++) {
       const s = slots ? slots[c]! : c;
       const o = s * dim;
       let dot = 0;
       for (let j = 0; j < dim; j++) dot += floats[o + j]! * query[j]!;
-      const denominator = this.norms[s]! * qNorm;
-      hits[c] = { chunkId: this.ids[s]!, distance: denominator > 0 ? 1 - dot / denominator : 1 };
+      const denominator = norms[s]! * qNorm;
+      const distance = denominator > 0 ? 1 - dot / denominator : 1;
+      if (distance >= bestDistance[want - 1]!) continue;
+      let p = want - 1;
+      for (; p > 0 && bestDistance[p - 1]! > distance; p--) {
+        bestDistance[p] = bestDistance[p - 1]!;
+        bestSlot[p] = bestSlot[p - 1]!;
+      }
+      bestDistance[p] = distance;
+      bestSlot[p] = s;
     }
-    return hits.sort((a, b) => a.distance - b.distance).slice(0, k);
+    const hits: IndexHit[] = [];
+    for (let i = 0; i < want && bestSlot[i]! >= 0; i++) hits.push({ chunkId: this.ids[bestSlot[i]!]!, distance: bestDistance[i]! });
+    return hits;
   }
 
   /** Slots of the `want` vectors nearest to the query in Hamming distance (a counting sort on distance). */
