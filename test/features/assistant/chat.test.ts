@@ -175,6 +175,15 @@ describe("without a usable model", () => {
     }
   });
 
+  test("Ollama answering 500 to everything: retrieval-only with Ollama's own message", async () => {
+    fake.mode = "error";
+    const events = await allEvents(await chat({ message: "How often should backups run?" }));
+    const response = events.find((e) => e.event === "ai_response")!.data;
+    expect(response.metadata.mode).toBe("retrieval-only");
+    expect(response.answer).toContain("Ollama failed: something went wrong in the runner");
+    expect(response.sources[0]).toMatchObject({ file_name: "ops.pdf", page: 3 });
+  });
+
   test("Ollama failing mid-answer: error then done, and the partial answer is stored as interrupted", async () => {
     fake.mode = "fail-midstream";
     fake.failAfter = 3;
