@@ -48,12 +48,22 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     return knowledge.listBases(principal, productId).map((b) => b.kb.id);
   };
 
-  const vectorStage = async (kbIds: string[], query: string, k: number) => {
-    const status = await embedder.status();
-    if (status.state !== "ok") {
-      throw new AppError(503, "ServiceUnavailable", `Vector search is unavailable: ${status.reason ?? "the embedding model is still loading"}; use mode "keyword"`);
+  /**
+   * The query's vector, or 503 when the embedder cannot make one. Both requests go to the worker at
+   * once, so a keyword search run right after this call overlaps the embedding.
+   */
+  const embedQuery = async (query: string) => {
+    const [status, embedded] = await Promise.allSettled([embedder.status(), embedder.embed([query])]);
+    const state = status.status === "fulfilled" ? status.value : { state: "unavailable" as const, reason: (status.reason as Error).message };
+    if (state.state !== "ok" || embedded.status === "rejected") {
+      const reason = state.state === "ok" ? (embedded as PromiseRejectedResult).reason?.message : state.reason;
+      throw new AppError(503, "ServiceUnavailable", `Vector search is unavailable: ${reason ?? "the embedding model is still loading"}; use mode "keyword"`);
     }
-    const { dim, vectors: [q] } = await embedder.embed([query]);
+    return embedded.value;
+  };
+
+  const vectorStage = async (kbIds: string[], pending: ReturnType<typeof embedQuery>, k: number) => {
+    const { dim, vectors: [q] } = await pending;
     return vectors.search(dim, kbIds, q!, k).map((h) => ({ chunkId: h.chunkId, score: 1 - h.distance }));
   };
 
@@ -92,10 +102,13 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
         const best = hits[0]?.score || 1;
         ranked = hits.map((h) => ({ chunkId: h.chunkId, score: h.score / best }));
       } else if (input.mode === "vector") {
-        ranked = await vectorStage(kbIds, input.query, k);
+        ranked = await vectorStage(kbIds, embedQuery(input.query), k);
       } else {
         const n = k * CANDIDATES_PER_RESULT;
-        const [v, kw] = await Promise.all([vectorStage(kbIds, input.query, n), Promise.resolve(keywords.search(kbIds, input.query, n))]);
+        const pending = embedQuery(input.query);
+        pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
+        const kw = keywords.search(kbIds, input.query, n);
+        const v = await vectorStage(kbIds, pending, n);
         const fused = new Map<number, number>();
         v.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
         kw.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
