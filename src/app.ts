@@ -12,6 +12,7 @@ import { workspaceRoutes } from "./features/workspaces/routes";
 import { tokenRoutes } from "./features/tokens/routes";
 import { systemRoutes } from "./features/system/routes";
 import { assistantRoutes } from "./features/assistant/routes";
+import { transcriptionRoutes } from "./features/transcription/routes";
 import type { Services } from "./services";
 
 /** No request may carry more than this; routes that take files set their own, smaller caps. */
@@ -44,7 +45,8 @@ export function createApp(s: Services) {
     .use(tokenRoutes(auth, s.tokens))
     .use(searchRoutes(auth, { search: s.search, knowledge: s.knowledge, embedder: s.embedder, vectors: s.vectors }))
     .use(knowledgeRoutes(auth, s.knowledge))
-    .use(assistantRoutes(auth, { assistant: s.assistant, chats: s.chats, log: s.log }));
+    .use(assistantRoutes(auth, { assistant: s.assistant, chats: s.chats, log: s.log }))
+    .use(transcriptionRoutes(auth, s.transcriber));
 }
 
 export type App = ReturnType<typeof createApp>;

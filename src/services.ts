@@ -24,6 +24,7 @@ import { modelSpec } from "./platform/ml/models";
 import { createChatService } from "./features/assistant/service";
 import { createLlm } from "./features/assistant/llm";
 import { createAssistant } from "./features/assistant/chat";
+import { createTranscriber } from "./features/transcription/transcriber";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -68,6 +69,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ url: config.ollamaUrl, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
+  const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -118,6 +120,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   health.set("vectors", () => ({ status: "ok", detail: `sqlite-vec ${storage.vecVersion}` }));
   health.set("embedder", () => embedder.health());
+  health.set("transcriber", () => transcriber.health());
   health.set("llm", async () => {
     const s = await llm.status();
     return s.state === "ok" ? { status: "ok", detail: `${s.model} via Ollama at ${config.ollamaUrl} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
@@ -145,6 +148,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     chats,
     llm,
     assistant,
+    transcriber,
     catchUpEmbeddings,
     limiter,
     authenticator,
@@ -180,6 +184,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       if (modelWatch) clearInterval(modelWatch);
       await jobs.stop();
       await embedder.stop();
+      await transcriber.stop();
     },
   };
 }

@@ -27,12 +27,21 @@ async function sha256File(path: string): Promise<string> {
 }
 
 /** Checks that a model's files are present in `modelsDir` and match their pinned hashes. */
-export async function checkModel(modelsDir: string, id: string): Promise<ModelCheck> {
+/** Whether the model's files are there, without reading them (cheap enough for /health). */
+export function modelPresence(modelsDir: string, id: string): ModelCheck {
   const spec = modelSpec(id);
   const dir = join(modelsDir, id);
   if (!spec) return existsSync(dir) ? { ok: true, pinned: false } : { ok: false, reason: `model ${id} not found in ${modelsDir}` };
   const missing = Object.keys(spec.files).filter((f) => !existsSync(join(dir, f)));
   if (missing.length) return { ok: false, reason: `model ${id} is missing ${missing.join(", ")} in ${dir} (see models/README.md)` };
+  return { ok: true, pinned: true };
+}
+
+export async function checkModel(modelsDir: string, id: string): Promise<ModelCheck> {
+  const present = modelPresence(modelsDir, id);
+  const spec = modelSpec(id);
+  if (!present.ok || !spec) return present;
+  const dir = join(modelsDir, id);
   for (const [file, expected] of Object.entries(spec.files)) {
     const actual = await sha256File(join(dir, file));
     if (actual !== expected) return { ok: false, reason: `model file ${id}/${file} does not match its pinned SHA-256 (models/manifest.json)` };
