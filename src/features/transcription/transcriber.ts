@@ -66,6 +66,7 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
   let state: State = { state: "idle" };
   // The queue: each request waits for the one before it; a request whose caller left is skipped.
   let tail: Promise<unknown> = Promise.resolve();
+  const counts = { runs: 0, skipped: 0 };
 
   const call = async <T>(op: "languages" | "detect" | "transcribe", samples?: Float32Array, language: string | null = null): Promise<T> => {
     if (state.state === "idle") state = { state: "loading" };
@@ -108,7 +109,11 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
     /** Transcribes 16 kHz mono audio after every request queued before it; rejects with `signal.reason` if the caller leaves. */
     transcribe(samples: Float32Array, language: string | null, signal: AbortSignal): Promise<Transcript> {
       const turn = tail.then(() => {
-        if (signal.aborted) throw signal.reason;
+        if (signal.aborted) {
+          counts.skipped++;
+          throw signal.reason;
+        }
+        counts.runs++;
         return run(samples, language, signal);
       });
       tail = turn.catch(() => {});
@@ -122,6 +127,9 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
       const present = modelPresence(opts.modelsDir, opts.model);
       return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
     },
+
+    /** Requests run and requests skipped because their caller had left (tests, benchmarks). */
+    stats: () => ({ ...counts }),
 
     stop: () => client.stop(),
   };

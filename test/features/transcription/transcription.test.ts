@@ -1,0 +1,201 @@
+// Transcription end to end with the real whisper-tiny model: every response format, the official
+// OpenAI client, long audio in windows, generated edge cases, the queue, and bad uploads.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
+import { makeWav } from "../../support/audio";
+import { decodeWav } from "../../../src/features/transcription/wav";
+import { windows } from "../../../src/features/transcription/transcriber";
+
+const FIXTURES = join(import.meta.dir, "../../fixtures/audio");
+const fixture = async (name: string) => new Uint8Array(await Bun.file(join(FIXTURES, name)).arrayBuffer());
+const samplesOf = async (name: string) => (await decodeWav(await fixture(name))).samples;
+
+let h: Harness;
+let jwt: string;
+let token: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  jwt = await h.login();
+  const ws = await defaultWorkspaceId(h, jwt);
+  token = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "audio" } })).body.data.token;
+});
+afterAll(() => h.close());
+
+const transcribe = (bytes: Uint8Array, fields: Record<string, string> = {}, auth = token, name = "audio.wav") => {
+  const fd = new FormData();
+  fd.append("file", new File([bytes], name));
+  for (const [k, v] of Object.entries(fields)) fd.append(k, v);
+  return h.call("POST", "/api/audio/transcriptions", { token: auth, raw: fd });
+};
+
+/** 16 kHz mono samples, linearly interpolated to `rate` (a test-side stand-in for a recorder's rate). */
+const toRate = (x: Float32Array, rate: number) =>
+  Float32Array.from({ length: Math.floor((x.length * rate) / 16000) }, (_, i) => {
+    const at = (i * 16000) / rate;
+    const j = Math.floor(at);
+    return x[j]! + ((x[Math.min(j + 1, x.length - 1)]! - x[j]!) * (at - j));
+  });
+
+describe("response formats", () => {
+  test("json (default), text, srt, vtt and verbose_json", async () => {
+    const wav = await fixture("callback.wav");
+    const json = await transcribe(wav);
+    expect(json.status).toBe(200);
+    expect(json.body.text.toLowerCase()).toContain("call me back");
+
+    const text = await transcribe(wav, { response_format: "text", language: "en" });
+    expect(text.headers.get("content-type")).toStartWith("text/plain");
+    expect(text.text.toLowerCase()).toContain("call me back");
+
+    const srt = await transcribe(wav, { response_format: "srt", language: "en" });
+    expect(srt.text).toMatch(/^1\n00:00:00,000 --> 00:00:0\d,\d{3}\n.*call me back/i);
+
+    const vtt = await transcribe(wav, { response_format: "vtt", language: "en" });
+    expect(vtt.headers.get("content-type")).toStartWith("text/vtt");
+    expect(vtt.text).toMatch(/^WEBVTT\n\n00:00:00\.000 --> 00:00:0\d\.\d{3}\n/);
+
+    const verbose = await transcribe(wav, { response_format: "verbose_json" });
+    expect(verbose.body).toMatchObject({ task: "transcribe", language: "english" });
+    expect(verbose.body.duration).toBeCloseTo(2.82, 1);
+    expect(verbose.body.segments[0]).toMatchObject({ id: 0, start: 0 });
+    expect(verbose.body.segments.at(-1).end).toBeLessThanOrEqual(verbose.body.duration);
+  }, 60_000);
+
+  test("the official OpenAI client works against Hearth unchanged", async () => {
+    const server = Bun.serve({ port: 0, fetch: (req) => h.app.handle(req) });
+    try {
+      const client = new OpenAI({ apiKey: token, baseURL: `http://127.0.0.1:${server.port}/api` });
+      const file = new File([await fixture("thanks.wav")], "thanks.wav", { type: "audio/wav" });
+      const plain = await client.audio.transcriptions.create({ file, model: "whisper-1" });
+      expect(plain.text.toLowerCase()).toContain("thank you");
+      const verbose = await client.audio.transcriptions.create({ file, model: "whisper-1", response_format: "verbose_json", language: "en", timestamp_granularities: ["segment"] });
+      expect(verbose.language).toBe("english");
+      expect(verbose.segments?.[0]?.text.toLowerCase()).toContain("thank you");
+      const srt = await client.audio.transcriptions.create({ file, model: "whisper-1", response_format: "srt" });
+      expect(String(srt)).toContain("-->");
+    } finally {
+      server.stop(true);
+    }
+  }, 60_000);
+});
+
+describe("audio shapes", () => {
+  test("stereo 44.1 kHz, 8-bit and 24-bit WAVs are heard the same", async () => {
+    const speech = await samplesOf("callback.wav");
+    for (const spec of [{ rate: 44100, channels: 2 }, { rate: 16000, bits: 8 as const }, { rate: 22050, bits: 24 as const }]) {
+      const r = await transcribe(makeWav(toRate(speech, spec.rate), spec), { language: "en" });
+      expect({ spec, status: r.status }).toEqual({ spec, status: 200 });
+      expect(r.body.text.toLowerCase()).toContain("call me back");
+    }
+  }, 90_000);
+
+  test("silence gives a transcript without error", async () => {
+    const r = await transcribe(makeWav(new Float32Array(16000 * 3), { rate: 16000 }), { response_format: "verbose_json", language: "en" });
+    expect(r.status).toBe(200);
+    expect(r.body.duration).toBeCloseTo(3, 1);
+  }, 30_000);
+
+  test("a 3-minute recording is transcribed whole, its segments in order and in time with the audio", async () => {
+    const parts = await Promise.all(["backup.wav", "callback.wav", "groceries.wav", "thanks.wav"].map(samplesOf));
+    const pause = new Float32Array(16000 * 2);
+    const pieces: Float32Array[] = [];
+    const starts: { name: string; at: number }[] = [];
+    let length = 0;
+    for (let i = 0; length < 16000 * 180; i++) {
+      const speech = parts[i % parts.length]!;
+      starts.push({ name: ["backup", "callback", "groceries", "thanks"][i % parts.length]!, at: length / 16000 });
+      pieces.push(speech, pause);
+      length += speech.length + pause.length;
+    }
+    const long = new Float32Array(length);
+    let at = 0;
+    for (const p of pieces) {
+      long.set(p, at);
+      at += p.length;
+    }
+    expect(windows(long).length).toBeGreaterThanOrEqual(6);
+    const r = await transcribe(makeWav(long, { rate: 16000 }), { response_format: "verbose_json", language: "en" });
+    expect(r.status).toBe(200);
+    const segments = r.body.segments as { start: number; end: number; text: string }[];
+    expect(r.body.duration).toBeCloseTo(length / 16000, 0);
+    segments.forEach((s, i) => {
+      expect(s.end).toBeGreaterThanOrEqual(s.start);
+      if (i > 0) expect(s.start).toBeGreaterThanOrEqual(segments[i - 1]!.start);
+    });
+    // The last minute is there too, not only the first window.
+    expect(segments.at(-1)!.end).toBeGreaterThan(length / 16000 - 10);
+    // Each "thank you" lands within a few seconds of where thanks.wav was placed.
+    const thanks = segments.filter((s) => /thank you/i.test(s.text));
+    expect(thanks.length).toBeGreaterThanOrEqual(starts.filter((s) => s.name === "thanks").length - 2);
+    for (const s of thanks) expect(starts.filter((x) => x.name === "thanks").some((x) => Math.abs(x.at - s.start) < 4)).toBe(true);
+    expect(r.body.text.toLowerCase()).toContain("call me back");
+  }, 240_000);
+});
+
+describe("bad uploads", () => {
+  test("not audio, a liar, truncated, empty, too big, a bad field: 4xx JSON, never 500", async () => {
+    const wav = await fixture("callback.wav");
+    const pdf = new TextEncoder().encode("%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+    const cases: [string, Promise<{ status: number; body: { success: boolean; message: string } }>, number, string][] = [
+      ["a PDF named .wav", transcribe(pdf, {}, token, "speech.wav"), 415, "not audio"],
+      ["text", transcribe(new TextEncoder().encode("hello there, this is not a recording at all"), {}, token, "x.mp3"), 415, "send WAV"],
+      ["a truncated WAV", transcribe(wav.subarray(0, 20_000)), 400, "truncated"],
+      ["an empty file", transcribe(new Uint8Array(0)), 400, "empty"],
+      ["26 MB", transcribe(new Uint8Array(26 * 1024 * 1024)), 413, "25 MB"],
+      ["an unknown language", transcribe(wav, { language: "klingon" }), 400, "language"],
+      ["an unknown format", transcribe(wav, { response_format: "docx" }), 400, "response_format"],
+      ["word timestamps", transcribe(wav, { "timestamp_granularities[]": "word" }), 400, "segment"],
+      ["an unknown field", transcribe(wav, { speed: "2" }), 422, "speed"],
+    ];
+    for (const [name, pending, status, says] of cases) {
+      const r = await pending;
+      expect({ name, status: r.status, success: r.body.success }).toEqual({ name, status, success: false });
+      expect(r.body.message).toContain(says);
+    }
+    const anonymous = await h.app.handle(new Request("http://hearth.test/api/audio/transcriptions", { method: "POST", body: new FormData() }));
+    expect(anonymous.status).toBe(401);
+  }, 60_000);
+});
+
+describe("the queue", () => {
+  test("concurrent requests are served one after another; one whose caller left is skipped", async () => {
+    const wav = await fixture("thanks.wav");
+    const order: string[] = [];
+    const first = transcribe(wav, { language: "en" }).then((r) => (order.push("first"), r));
+    const leaver = new AbortController();
+    const fd = new FormData();
+    fd.append("file", new File([wav], "a.wav"));
+    const left = h.app.handle(new Request("http://hearth.test/api/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${token}` }, body: fd, signal: leaver.signal })).catch((e) => e);
+    const third = transcribe(wav, { language: "en" }).then((r) => (order.push("third"), r));
+    leaver.abort();
+    const [a, , c] = await Promise.all([first, left, third]);
+    expect(a.status).toBe(200);
+    expect(c.status).toBe(200);
+    expect(order).toEqual(["first", "third"]);
+    expect(h.services.transcriber.stats().skipped).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+});
+
+describe("without the model", () => {
+  test("/health says why and a request is 503", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "hearth-no-models-"));
+    const bare = await createHarness({ HEARTH_MODELS_DIR: empty, HEARTH_OFFLINE: "1" });
+    try {
+      const health = await bare.call("GET", "/health");
+      expect(health.body.checks.transcriber.status).toBe("unavailable");
+      expect(health.body.checks.transcriber.reason).toContain("Xenova/whisper-tiny");
+      const fd = new FormData();
+      fd.append("file", new File([await fixture("thanks.wav")], "a.wav"));
+      const r = await bare.call("POST", "/api/audio/transcriptions", { token: await bare.login(), raw: fd });
+      expect(r.status).toBe(503);
+      expect(r.body.message).toContain("Xenova/whisper-tiny");
+    } finally {
+      await bare.close();
+    }
+  }, 30_000);
+});
