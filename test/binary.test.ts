@@ -243,6 +243,19 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
       expect(existsSync(join(dir, "data/native"))).toBe(true);
     });
 
+    test("transcribes speech with the embedded ONNX runtime and its own worker", async () => {
+      const form = new FormData();
+      form.append("file", new File([await Bun.file(join(import.meta.dir, "fixtures/audio/callback.wav")).arrayBuffer()], "callback.wav"));
+      form.append("response_format", "verbose_json");
+      const r = await get("/api/audio/transcriptions", { method: "POST", headers: { authorization: `Bearer ${jwt}` }, body: form });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as { text: string; language: string; segments: unknown[] };
+      expect(body.text.toLowerCase()).toContain("call me back");
+      expect(body.language).toBe("english");
+      const health = (await (await get("/health")).json()) as { checks: { transcriber: { status: string } } };
+      expect(health.checks.transcriber.status).toBe("ok");
+    }, 60_000);
+
     test("answers a chat over SSE from that upload, streaming the model's tokens", async () => {
       const list = await get("/api/products", { headers: { authorization: `Bearer ${jwt}` } });
       const productId = ((await list.json()) as { data: { id: string }[] }).data[0]!.id;
