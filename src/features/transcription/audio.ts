@@ -21,7 +21,7 @@ const FFMPEG_TIMEOUT_MS = 120_000;
 
 export const SUPPORTED = "WAV (PCM or float); MP3, M4A, Ogg, Opus, WebM and FLAC when ffmpeg is installed";
 
-const ffmpegPath = () => Bun.which("ffmpeg");
+const ffmpegPath = () => Bun.which("ffmpeg", { PATH: process.env.PATH ?? "" });
 
 export interface Audio {
   samples: Float32Array;

@@ -137,6 +137,38 @@ describe("audio shapes", () => {
   }, 240_000);
 });
 
+describe("other formats", () => {
+  const ffmpeg = Bun.which("ffmpeg");
+
+  test.skipIf(!ffmpeg)("with ffmpeg on the PATH, MP3 and Ogg are decoded through it", async () => {
+    for (const [ext, args] of [["mp3", ["-f", "mp3"]], ["ogg", ["-c:a", "libvorbis", "-f", "ogg"]]] as const) {
+      const proc = Bun.spawn([ffmpeg!, "-hide_banner", "-loglevel", "error", "-i", join(FIXTURES, "callback.wav"), ...args, "pipe:1"], { stdout: "pipe" });
+      const encoded = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
+      expect(await proc.exited).toBe(0);
+      const r = await transcribe(encoded, { language: "en" }, token, `callback.${ext}`);
+      expect({ ext, status: r.status }).toEqual({ ext, status: 200 });
+      expect(r.body.text.toLowerCase()).toContain("call me back");
+    }
+  }, 60_000);
+
+  test("without ffmpeg, an MP3 is 415 naming what works", async () => {
+    // An MP3 frame header is enough for the type check; PATH without ffmpeg for this one server.
+    const mp3 = new Uint8Array(4096);
+    mp3.set([0x49, 0x44, 0x33, 0x04, 0, 0, 0, 0, 0, 0]);
+    mp3.set([0xff, 0xfb, 0x90, 0x64], 10);
+    const path = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      const r = await transcribe(mp3, {}, token, "talk.mp3");
+      expect(r.status).toBe(415);
+      expect(r.body.message).toContain("needs ffmpeg");
+      expect(r.body.message).toContain("WAV");
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});
+
 describe("bad uploads", () => {
   test("not audio, a liar, truncated, empty, too big, a bad field: 4xx JSON, never 500", async () => {
     const wav = await fixture("callback.wav");
