@@ -85,6 +85,18 @@ describe("a member cannot act on a SYSTEM token of a workspace it manages", () =
   });
 });
 
+describe("a member cannot take over another user's token", () => {
+  test("regenerating a USER token an admin created in the member's workspace is 403: its secret would act as the admin", async () => {
+    const admins = await createToken(admin, { product_id: memberWs });
+    const r = await h.call("POST", `/api/api-tokens/${admins.id}/regenerate`, { token: member });
+    expect(r.status).toBe(403);
+    expect(r.text).not.toContain("svc_");
+    expect((await validate(admins.token)).status).toBe(200);
+    // Managing the workspace's tokens otherwise stays the member's: it may still revoke it.
+    expect((await h.call("POST", `/api/api-tokens/${admins.id}/revoke`, { token: member })).status).toBe(200);
+  });
+});
+
 describe("audit history outlives the token", () => {
   test("a deleted token is gone from lists and use, its audit log stays readable with a `deleted` entry", async () => {
     const t = await createToken(admin, { product_id: defaultWs, token_name: "short-lived" });

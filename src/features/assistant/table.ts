@@ -20,8 +20,11 @@ export const chatSessions = sqliteTable(
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [// id first: a user may name a session by id alone (the one of its workspaces that has it).
-    uniqueIndex("chat_sessions_id_product_idx").on(t.id, t.productId), index("chat_sessions_product_idx").on(t.productId, t.updatedAt)],
+  (t) => [
+    // id first: a user may name a session by id alone (the one of its workspaces that has it).
+    uniqueIndex("chat_sessions_id_product_idx").on(t.id, t.productId),
+    index("chat_sessions_product_idx").on(t.productId, t.updatedAt),
+  ],
 );
 
 export interface StoredSource {

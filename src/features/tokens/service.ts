@@ -52,8 +52,9 @@ export function createTokensService({ db, clock, workspaces, audit, organization
    * a deleted one except for its history. A SYSTEM token's metadata is visible to whoever manages
    * the workspace (it acts there), but only owners and admins change it or read its history: the
    * new secret of a regenerate, a dropped expiry or the admin's own audit trail are theirs alone.
+   * A new secret acts as the token's creator, so only the creator or an owner/admin regenerates.
    */
-  const requireManageable = (principal: Principal, id: string, access: "read" | "write" | "history"): TokenRow => {
+  const requireManageable = (principal: Principal, id: string, access: "read" | "write" | "secret" | "history"): TokenRow => {
     const user = requireUser(principal);
     const token = db.select().from(apiTokens).where(eq(apiTokens.id, id.toLowerCase())).get();
     if (!token || (token.deletedAt && access !== "history")) throw notFound("API token");
@@ -66,6 +67,9 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may manage its tokens");
     if (token.role === "SYSTEM" && access !== "read" && !isOrgAdmin(user)) {
       throw forbidden("Only owners and admins may change a SYSTEM token or read its audit log");
+    }
+    if (access === "secret" && token.userId !== user.userId && !isOrgAdmin(user)) {
+      throw forbidden("Only the token's creator, owners and admins may regenerate it: the new secret acts as its creator");
     }
     return token;
   };
@@ -167,7 +171,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
     /** New secret, same id, name and history; the old secret stops working in the same commit. */
     regenerate(principal: Principal, id: string, info: RequestInfo): { row: TokenRow; secret: string } {
-      const token = requireManageable(principal, id, "write");
+      const token = requireManageable(principal, id, "secret");
       if (token.revokedAt) throw conflict("A revoked token cannot be regenerated; create a new one");
       const secret = generateToken();
       const next = { tokenHash: hashToken(secret), tokenPrefix: tokenPrefix(secret), updatedAt: now() };
