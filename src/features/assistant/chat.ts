@@ -52,6 +52,7 @@ interface MetadataView {
 export interface PreparedChat {
   principal: Principal;
   sessionId: string;
+  sessionKey: number;
   productId: string;
   knowledgeBaseIds?: string[];
   message: string;
@@ -106,7 +107,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
     if (input.productId) return input.productId.toLowerCase();
     if (input.sessionId) {
       try {
-        return chats.requireSession(principal, input.sessionId).productId;
+        return chats.findSession(principal, input.sessionId).productId;
       } catch {
         // A new client-chosen id: the workspace must come from elsewhere.
       }
@@ -155,7 +156,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
         if (knowledge.requireBase(principal, id).productId !== productId) throw notFound("Knowledge base");
       }
       const { session, history } = chats.ask(principal, productId, input.sessionId, message, HISTORY_TURNS);
-      return { principal, sessionId: session.id, productId, knowledgeBaseIds: input.knowledgeBaseIds, message, history, topK: input.topK, model: input.model ?? llm.defaultModel, startedAt: performance.now() };
+      return { principal, sessionId: session.id, sessionKey: session.key, productId, knowledgeBaseIds: input.knowledgeBaseIds, message, history, topK: input.topK, model: input.model ?? llm.defaultModel, startedAt: performance.now() };
     },
 
     /** The answer's events, in order; ends quietly when `signal` aborts (the caller left). */
@@ -171,7 +172,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
       const finish = (answer: string, sources: Passage[], meta: Omit<AnswerMetadata, "latencyMs" | "model">): ChatEvent => {
         const stored = sources.map(toStored);
         const metadata: AnswerMetadata = { model: p.model, latencyMs: Math.round(performance.now() - p.startedAt), ...meta };
-        chats.addAnswer(p.sessionId, { content: answer, status: "complete", sources: stored, metadata });
+        chats.addAnswer(p.sessionKey, { content: answer, status: "complete", sources: stored, metadata });
         return { event: "ai_response", data: { answer, sources: stored.map(sourceView), metadata: metadataView(metadata) } };
       };
       const retrievalOnly = function* (reason: string): Generator<ChatEvent> {
@@ -211,7 +212,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
           return;
         }
         const metadata: AnswerMetadata = { model: p.model, mode: "llm", latencyMs: Math.round(performance.now() - p.startedAt), ttftMs };
-        chats.addAnswer(p.sessionId, { content: answer, status: "interrupted", sources: passages.map(toStored), metadata });
+        chats.addAnswer(p.sessionKey, { content: answer, status: "interrupted", sources: passages.map(toStored), metadata });
         if (signal.aborted) return;
         log.warn("assistant.llm_failed", { reason });
         yield { event: "error", data: { error: "ModelFailed", message: `The answer was cut off: ${reason}` } };

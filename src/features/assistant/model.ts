@@ -50,6 +50,8 @@ export const ChatSession = t.Object({
   updated_at: Timestamp,
 });
 
-export const HistoryQuery = t.Object({ session_id: t.String({ minLength: 1, maxLength: 128 }), ...PaginationQuery.properties }, { additionalProperties: false });
+const SessionWorkspace = t.Optional(t.String({ format: "uuid", description: "The session's workspace; needed only when a user has the same session_id in several" }));
+export const HistoryQuery = t.Object({ session_id: t.String({ minLength: 1, maxLength: 128 }), product_id: SessionWorkspace, ...PaginationQuery.properties }, { additionalProperties: false });
+export const SessionQuery = t.Object({ product_id: SessionWorkspace }, { additionalProperties: false });
 export const SessionsQuery = t.Object({ product_id: t.Optional(Uuid), ...PaginationQuery.properties }, { additionalProperties: false });
 export const SessionParams = t.Object({ id: t.String({ minLength: 1, maxLength: 128 }) });

@@ -7,7 +7,7 @@ import { errors, ok, okList } from "../../platform/http/schemas";
 import { sseResponse } from "../../platform/http/sse";
 import type { Logger } from "../../platform/log";
 import { metadataView, sourceView, type Assistant } from "./chat";
-import { ChatBody, ChatHistory, ChatSession, HistoryQuery, SessionParams, SessionsQuery } from "./model";
+import { ChatBody, ChatHistory, ChatSession, HistoryQuery, SessionParams, SessionQuery, SessionsQuery } from "./model";
 import type { ChatMessageRow, ChatService } from "./service";
 
 const messageView = (m: ChatMessageRow) => ({
@@ -68,7 +68,7 @@ export function assistantRoutes(auth: AuthPlugin, deps: { assistant: Assistant; 
       "/api/assistant/chat/history",
       ({ principal, query }) => {
         const w = pageWindow(query);
-        const { session, rows, total } = chats.messages(principal, query.session_id, w);
+        const { session, rows, total } = chats.messages(principal, query.session_id, query.product_id, w);
         return {
           success: true as const,
           data: { session_id: session.id, product_id: session.productId, title: session.title, messages: rows.map(messageView) },
@@ -94,10 +94,10 @@ export function assistantRoutes(auth: AuthPlugin, deps: { assistant: Assistant; 
     )
     .delete(
       "/api/assistant/chat/sessions/:id",
-      ({ principal, params }) => {
-        chats.remove(principal, params.id);
+      ({ principal, params, query }) => {
+        chats.remove(principal, params.id, query.product_id);
         return { success: true as const, message: "Session deleted", data: { session_id: params.id } };
       },
-      { auth: "any", params: SessionParams, response: { 200: ok(t.Object({ session_id: t.String() })), ...errors(401, 404, 429) }, detail: { summary: "Delete a chat session with its messages" } },
+      { auth: "any", params: SessionParams, query: SessionQuery, response: { 200: ok(t.Object({ session_id: t.String() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Delete a chat session with its messages (its creator, or an owner, admin or SYSTEM token)" } },
     );
 }

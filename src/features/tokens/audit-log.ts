@@ -1,7 +1,8 @@
 // The token audit log. Lifecycle rows are written inside the change's own transaction; a `used`
 // row is written before its response leaves, through a prepared statement on a connection whose
 // commits do not wait for the disk (see applyPragmas), so no acknowledged use goes unrecorded
-// and the request pays microseconds, not an fsync.
+// and the request pays microseconds, not an fsync. A refused token's uses (401) fold into one row
+// per token per minute whose count grows, so a leaked revoked secret cannot flood the disk.
 import { and, desc, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
@@ -23,6 +24,9 @@ export interface AuditEntry extends Partial<RequestInfo> {
   action: AuditAction;
   statusCode?: number | null;
 }
+
+/** Refused uses of one token within this window share one row. */
+export const REFUSED_WINDOW_MS = 60_000;
 
 export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: Db; clock: Clock; log: Logger }) {
   const toRow = (e: AuditEntry) => ({
@@ -47,14 +51,53 @@ export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: 
       createdAt: sql.placeholder("createdAt"),
     })
     .prepare();
+  const insertRefused = hotDb
+    .insert(apiTokenAuditLogs)
+    .values({
+      tokenId: sql.placeholder("tokenId"),
+      action: sql.placeholder("action"),
+      ipAddress: sql.placeholder("ipAddress"),
+      userAgent: sql.placeholder("userAgent"),
+      endpoint: sql.placeholder("endpoint"),
+      statusCode: sql.placeholder("statusCode"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .returning({ id: apiTokenAuditLogs.id })
+    .prepare();
+  const addAttempt = hotDb
+    .update(apiTokenAuditLogs)
+    .set({ count: sql`${apiTokenAuditLogs.count} + 1` })
+    .where(eq(apiTokenAuditLogs.id, sql.placeholder("id")))
+    .prepare();
+  // The open row of each refused token (the first attempt's address and agent stand for the window).
+  // At most one entry per known token; stale ones are dropped when the map grows.
+  const refusedRows = new Map<string, { rowId: number; since: number }>();
+
+  /** Counts a refused use into the token's row of this minute, starting one when there is none. */
+  const recordRefused = (entry: AuditEntry) => {
+    const at = clock.now();
+    const open = refusedRows.get(entry.tokenId);
+    if (open && at - open.since < REFUSED_WINDOW_MS) {
+      addAttempt.run({ id: open.rowId });
+      return;
+    }
+    if (refusedRows.size >= 10_000) {
+      for (const [id, r] of refusedRows) if (at - r.since >= REFUSED_WINDOW_MS) refusedRows.delete(id);
+    }
+    const row = insertRefused.get(toRow(entry));
+    if (row) refusedRows.set(entry.tokenId, { rowId: row.id, since: at });
+  };
 
   return {
     /** Records one use of a token now; called before the response is returned. */
     record(entry: AuditEntry) {
       try {
-        insertUse.run(toRow(entry));
+        // Only a refused token's request answers 401 (a valid one has passed authentication); the
+        // once-per-expiry `expired` row is written on its own.
+        if (entry.statusCode === 401 && entry.action === "used") recordRefused(entry);
+        else insertUse.run(toRow(entry));
       } catch (e) {
-        // Only a token deleted during its own request gets here (foreign key); its log is gone too.
+        // Only a token whose workspace or creator was deleted during its request gets here (foreign key).
         log.warn("token audit row not written", { tokenId: entry.tokenId, error: String(e) });
       }
     },

@@ -51,11 +51,12 @@ export const TokenWithSecret = t.Composite([
 ]);
 
 export const AuditEntry = t.Object({
-  action: t.UnionEnum(["created", "used", "revoked", "expired", "renewed", "regenerated"]),
+  action: t.UnionEnum(["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted"], { description: "deleted: an addition to the spec's list" }),
   ip_address: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   endpoint: t.Nullable(t.String()),
   status_code: t.Nullable(t.Integer()),
+  count: t.Integer({ description: "Attempts this entry stands for: 1, except a refused token's uses, folded into one entry a minute (an addition to the spec)" }),
   created_at: Timestamp,
 });
 

@@ -32,6 +32,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
     user_agent: a.userAgent,
     endpoint: a.endpoint,
     status_code: a.statusCode,
+    count: a.count,
     created_at: a.createdAt.toISOString(),
   });
   const info = (request: Request) => {
@@ -109,11 +110,11 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
     )
     .delete(
       "/api/api-tokens/:id",
-      ({ principal, params }) => {
-        tokens.remove(principal, params.id);
+      ({ principal, params, request }) => {
+        tokens.remove(principal, params.id, info(request));
         return { success: true as const, message: "API token deleted", data: { id: params.id } };
       },
-      { auth: "jwt", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 403, 404, 429) }, detail: { summary: "Delete a token and its audit log" } },
+      { auth: "jwt", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 403, 404, 429) }, detail: { summary: "Delete a token; its audit log stays readable" } },
     )
     .get(
       "/api/api-tokens/:id/audit-logs",

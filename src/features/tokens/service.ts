@@ -47,18 +47,30 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     return principal;
   };
 
-  /** The token if the caller may manage it; another tenant's token is "not found". */
-  const requireManageable = (principal: Principal, id: string): TokenRow => {
-    requireUser(principal);
+  /**
+   * The token if the caller may do `access` to it; another tenant's token is "not found", and so is
+   * a deleted one except for its history. A SYSTEM token's metadata is visible to whoever manages
+   * the workspace (it acts there), but only owners and admins change it or read its history: the
+   * new secret of a regenerate, a dropped expiry or the admin's own audit trail are theirs alone.
+   * A new secret acts as the token's creator, so only the creator or an owner/admin regenerates.
+   */
+  const requireManageable = (principal: Principal, id: string, access: "read" | "write" | "secret" | "history"): TokenRow => {
+    const user = requireUser(principal);
     const token = db.select().from(apiTokens).where(eq(apiTokens.id, id.toLowerCase())).get();
-    if (!token) throw notFound("API token");
+    if (!token || (token.deletedAt && access !== "history")) throw notFound("API token");
     let workspace;
     try {
-      workspace = workspaces.requireVisible(principal, token.productId);
+      workspace = workspaces.requireVisible(user, token.productId);
     } catch {
       throw notFound("API token");
     }
-    if (!workspaces.canManage(principal, workspace)) throw forbidden("Only owners, admins and the workspace's creator may manage its tokens");
+    if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may manage its tokens");
+    if (token.role === "SYSTEM" && access !== "read" && !isOrgAdmin(user)) {
+      throw forbidden("Only owners and admins may change a SYSTEM token or read its audit log");
+    }
+    if (access === "secret" && token.userId !== user.userId && !isOrgAdmin(user)) {
+      throw forbidden("Only the token's creator, owners and admins may regenerate it: the new secret acts as its creator");
+    }
     return token;
   };
 
@@ -93,6 +105,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         expiresAt: input.expiresAt ? futureDate(input.expiresAt, "expires_at") : null,
         revokedAt: null,
         expiryLoggedAt: null,
+        deletedAt: null,
         createdAt: at,
         updatedAt: at,
       };
@@ -107,16 +120,16 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const user = requireUser(principal);
       const workspace = workspaces.requireVisible(user, productId);
       if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may see its tokens");
-      const where = eq(apiTokens.productId, workspace.id);
+      const where = and(eq(apiTokens.productId, workspace.id), isNull(apiTokens.deletedAt));
       const total = db.select({ n: count() }).from(apiTokens).where(where).get()?.n ?? 0;
       const rows = db.select().from(apiTokens).where(where).orderBy(desc(apiTokens.createdAt), apiTokens.id).limit(w.pageSize).offset(w.offset).all();
       return { rows, total };
     },
 
-    get: (principal: Principal, id: string) => requireManageable(principal, id),
+    get: (principal: Principal, id: string) => requireManageable(principal, id, "read"),
 
     update(principal: Principal, id: string, patch: { tokenName?: string; isActive?: boolean; expiresAt?: Date | null }): TokenRow {
-      const token = requireManageable(principal, id);
+      const token = requireManageable(principal, id, "write");
       if (token.revokedAt && patch.isActive === true) throw conflict("A revoked token cannot be activated again; create a new one");
       const next: Partial<TokenRow> = { updatedAt: now() };
       if (patch.tokenName !== undefined) next.tokenName = patch.tokenName.trim();
@@ -130,7 +143,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     },
 
     revoke(principal: Principal, id: string, info: RequestInfo): TokenRow {
-      const token = requireManageable(principal, id);
+      const token = requireManageable(principal, id, "write");
       if (token.revokedAt) return token; // revoking twice changes nothing and logs nothing new
       const next = { revokedAt: now(), isActive: false, updatedAt: now() };
       audit.transaction((tx) => {
@@ -141,7 +154,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     },
 
     renew(principal: Principal, id: string, expiresAt: Date, info: RequestInfo): TokenRow {
-      const token = requireManageable(principal, id);
+      const token = requireManageable(principal, id, "write");
       if (token.revokedAt) throw conflict("A revoked token cannot be renewed; create a new one");
       futureDate(expiresAt, "expires_at");
       if (!token.expiresAt) throw conflict("This token never expires; set an expiry with PUT /api/api-tokens/{id} instead");
@@ -158,7 +171,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
     /** New secret, same id, name and history; the old secret stops working in the same commit. */
     regenerate(principal: Principal, id: string, info: RequestInfo): { row: TokenRow; secret: string } {
-      const token = requireManageable(principal, id);
+      const token = requireManageable(principal, id, "secret");
       if (token.revokedAt) throw conflict("A revoked token cannot be regenerated; create a new one");
       const secret = generateToken();
       const next = { tokenHash: hashToken(secret), tokenPrefix: tokenPrefix(secret), updatedAt: now() };
@@ -169,13 +182,18 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       return { row: { ...token, ...next }, secret };
     },
 
-    remove(principal: Principal, id: string): void {
-      const token = requireManageable(principal, id);
-      db.delete(apiTokens).where(eq(apiTokens.id, token.id)).run();
+    /** Soft delete: the token stops working and leaves every list; its audit log stays readable. */
+    remove(principal: Principal, id: string, info: RequestInfo): void {
+      const token = requireManageable(principal, id, "write");
+      const at = now();
+      audit.transaction((tx) => {
+        tx.update(apiTokens).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(apiTokens.id, token.id)).run();
+        audit.write({ tokenId: token.id, action: "deleted", statusCode: 200, ...info }, tx);
+      });
     },
 
     auditLogs(principal: Principal, id: string, limit: number) {
-      const token = requireManageable(principal, id);
+      const token = requireManageable(principal, id, "history");
       return audit.list(token.id, limit);
     },
 
@@ -185,6 +203,8 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const hash = hashToken(raw);
       const token = byHash.get({ hash });
       if (!token || !sameHash(token.tokenHash, hash)) return { ok: false, reason: "invalid" };
+      // A deleted token's secret is still recognised, so that attempts with it reach its audit log.
+      if (token.deletedAt) return { ok: false, tokenId: token.id, reason: "invalid" };
       const status = statusOf(token, clock.now());
       if (status === "expired") {
         // Only the request that marks the expiry records `expired`; later attempts record `used`.
@@ -211,7 +231,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const due = db
         .select({ id: apiTokens.id })
         .from(apiTokens)
-        .where(and(isNotNull(apiTokens.expiresAt), lte(apiTokens.expiresAt, at), isNull(apiTokens.expiryLoggedAt), isNull(apiTokens.revokedAt)))
+        .where(and(isNotNull(apiTokens.expiresAt), lte(apiTokens.expiresAt, at), isNull(apiTokens.expiryLoggedAt), isNull(apiTokens.revokedAt), isNull(apiTokens.deletedAt)))
         .all();
       audit.transaction((tx) => {
         for (const { id } of due) {

@@ -24,6 +24,9 @@ export const apiTokens = sqliteTable(
     revokedAt: integer("revoked_at", { mode: "timestamp_ms" }),
     // Set when the `expired` audit row has been written, so it is written once per expiry.
     expiryLoggedAt: integer("expiry_logged_at", { mode: "timestamp_ms" }),
+    // Set by DELETE: the row stays so that its audit log outlives it; a deleted token is unusable,
+    // unlisted and unchangeable.
+    deletedAt: integer("deleted_at", { mode: "timestamp_ms" }),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
@@ -37,11 +40,13 @@ export const apiTokenAuditLogs = sqliteTable(
     tokenId: text("token_id")
       .notNull()
       .references(() => apiTokens.id, { onDelete: "cascade" }),
-    action: text("action", { enum: ["created", "used", "revoked", "expired", "renewed", "regenerated"] }).notNull(),
+    action: text("action", { enum: ["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted"] }).notNull(),
     ipAddress: text("ip_address"),
     userAgent: text("user_agent"),
     endpoint: text("endpoint"),
     statusCode: integer("status_code"),
+    // Attempts this row stands for: 1, except for a refused token's uses, folded into one row a minute.
+    count: integer("count").notNull().default(1),
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
   },
   (t) => [index("api_token_audit_token_idx").on(t.tokenId, t.id)],

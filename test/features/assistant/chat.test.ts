@@ -263,10 +263,15 @@ describe("history and sessions", () => {
     const other = await secondTenant(h, jwt, `Isolated ${crypto.randomUUID().slice(0, 6)}`);
     const otherToken = (await h.call("POST", "/api/api-tokens", { token: other.jwt, body: { product_id: other.workspaceId, token_name: "t" } })).body.data.token;
 
-    const hijack = await chat({ message: "continue", session_id: sessionId }, otherToken);
-    expect(hijack.status).toBe(404);
-    expect(hijack.headers.get("content-type")).toContain("application/json");
     expect((await h.call("GET", `/api/assistant/chat/history?session_id=${sessionId}`, { token: otherToken })).status).toBe(404);
+    // Our id names a session of their own workspace: it starts empty and ours is untouched.
+    const hijack = await allEvents(await chat({ message: "continue", session_id: sessionId }, otherToken));
+    expect(hijack[0]!.data.session_id).toBe(sessionId);
+    const theirs1 = await h.call("GET", `/api/assistant/chat/history?session_id=${sessionId}`, { token: otherToken });
+    expect(theirs1.body.data.messages.map((m: { content: string }) => m.content)[0]).toBe("continue");
+    const ours = await h.call("GET", `/api/assistant/chat/history?session_id=${sessionId}`, { token });
+    expect(ours.body.data.messages.map((m: { content: string }) => m.content)[0]).toBe("How often should backups run?");
+    await h.call("DELETE", `/api/assistant/chat/sessions/${sessionId}`, { token: otherToken });
     expect((await h.call("GET", `/api/assistant/chat/history?session_id=${sessionId}`, { token: other.jwt })).status).toBe(404);
     expect((await h.call("DELETE", `/api/assistant/chat/sessions/${sessionId}`, { token: other.jwt })).status).toBe(404);
     const listed = await h.call("GET", "/api/assistant/chat/sessions", { token: otherToken });
