@@ -13,6 +13,8 @@ import { tokenRoutes } from "./features/tokens/routes";
 import { systemRoutes } from "./features/system/routes";
 import { assistantRoutes } from "./features/assistant/routes";
 import { transcriptionRoutes } from "./features/transcription/routes";
+import { workflowRoutes } from "./features/workflows/routes";
+import { executionRoutes } from "./features/workflows/execution-routes";
 import type { Services } from "./services";
 
 /** No request may carry more than this; routes that take files set their own, smaller caps. */
@@ -46,7 +48,9 @@ export function createApp(s: Services) {
     .use(searchRoutes(auth, { search: s.search, knowledge: s.knowledge, embedder: s.embedder, vectors: s.vectors }))
     .use(knowledgeRoutes(auth, s.knowledge))
     .use(assistantRoutes(auth, { assistant: s.assistant, chats: s.chats, log: s.log }))
-    .use(transcriptionRoutes(auth, s.transcriber));
+    .use(transcriptionRoutes(auth, s.transcriber))
+    .use(workflowRoutes(auth, { workflows: s.workflow.workflows, executions: s.workflow.executions }))
+    .use(executionRoutes(auth, { executions: s.workflow.executions, events: s.workflow.events, registry: s.workflow.registry }));
 }
 
 export type App = ReturnType<typeof createApp>;

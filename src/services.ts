@@ -25,6 +25,8 @@ import { createChatService } from "./features/assistant/service";
 import { createLlm } from "./features/assistant/llm";
 import { createAssistant } from "./features/assistant/chat";
 import { createTranscriber } from "./features/transcription/transcriber";
+import { decodeAudio } from "./features/transcription/audio";
+import { createWorkflowFeature } from "./features/workflows/feature";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -70,6 +72,19 @@ export async function createServices({ config, storage, clock = systemClock, log
   const llm = createLlm({ url: config.ollamaUrl, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
   const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
+  const workflow = createWorkflowFeature({
+    db,
+    hotDb: storage.openConnection("NORMAL").db,
+    clock,
+    log,
+    workspaces,
+    knowledge,
+    search,
+    llm,
+    transcribe: async (bytes, language, signal) => transcriber.transcribe((await decodeAudio(bytes)).samples, language, signal),
+    concurrency: config.workflowConcurrency,
+    httpAllow: config.httpAllow,
+  });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -149,6 +164,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     llm,
     assistant,
     transcriber,
+    workflow,
     catchUpEmbeddings,
     limiter,
     authenticator,
@@ -161,6 +177,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
       jobs.start();
+      workflow.start();
       tokens.sweepExpired();
       sweeper = setInterval(() => tokens.sweepExpired(), EXPIRY_SWEEP_MS);
       sweeper.unref?.();
@@ -182,6 +199,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     async stop() {
       if (sweeper) clearInterval(sweeper);
       if (modelWatch) clearInterval(modelWatch);
+      workflow.stop();
       await jobs.stop();
       await embedder.stop();
       await transcriber.stop();

@@ -17,6 +17,10 @@ export interface Config {
   readonly rateLimit: number;
   readonly rateLimitStrict: number;
   readonly vectorMemoryMb: number;
+  readonly publicUrl: string | undefined;
+  readonly workflowConcurrency: number;
+  readonly httpAllow: string;
+  readonly webhookRateLimit: number;
 }
 
 /** A configuration value that cannot be used; main prints `message` as one line and exits. */
@@ -69,6 +73,13 @@ const secret = (raw: string, env: string) => {
   return raw;
 };
 
+const allowList = (raw: string, env: string) => {
+  for (const item of raw.split(",").map((x) => x.trim()).filter(Boolean)) {
+    if (!/^[A-Za-z0-9.:_-]+(\/\d{1,3})?$/.test(item)) throw new ConfigError(`${env}: "${item}" is not a host name, address or CIDR`);
+  }
+  return raw.trim();
+};
+
 export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_HOST", flag: "--host", key: "host", default: "127.0.0.1", help: "listen address (0.0.0.0 serves a network)", parse: text },
   { env: "HEARTH_PORT", flag: "--port", key: "port", default: "3000", help: "listen port (0 picks a free one)", parse: integer(0, 65535) },
@@ -84,6 +95,10 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_JWT_SECRET", flag: "--jwt-secret", key: "jwtSecret", default: undefined, help: "HS256 secret for sessions (generated and stored if unset)", parse: secret },
   { env: "HEARTH_RATE_LIMIT", flag: "--rate-limit", key: "rateLimit", default: "10", help: "requests per minute, default budget", parse: integer(1, 1_000_000) },
   { env: "HEARTH_RATE_LIMIT_STRICT", flag: "--rate-limit-strict", key: "rateLimitStrict", default: "5", help: "requests per minute, high-load endpoints", parse: integer(1, 1_000_000) },
+  { env: "HEARTH_PUBLIC_URL", flag: "--public-url", key: "publicUrl", default: undefined, help: "the address others reach Hearth at (webhook URLs); default http://<host>:<port>", parse: url },
+  { env: "HEARTH_WORKFLOW_CONCURRENCY", flag: "--workflow-concurrency", key: "workflowConcurrency", default: "4", help: "workflow executions running at once per workspace; more wait queued", parse: integer(1, 1000) },
+  { env: "HEARTH_HTTP_ALLOW", flag: "--http-allow", key: "httpAllow", default: "", help: "hosts/CIDRs http nodes may call although loopback or link-local (comma-separated)", parse: allowList },
+  { env: "HEARTH_WEBHOOK_RATE_LIMIT", flag: "--webhook-rate-limit", key: "webhookRateLimit", default: "60", help: "inbound webhook deliveries per minute per path", parse: integer(1, 1_000_000) },
   { env: "HEARTH_VECTOR_MEMORY_MB", flag: "--vector-memory-mb", key: "vectorMemoryMb", default: "512", help: "memory for in-memory vector indexes (~1.6 KB per 384-dim chunk); 0: sqlite-vec scan only", parse: integer(0, 1_000_000) },
 ];
 

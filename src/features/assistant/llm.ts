@@ -77,11 +77,12 @@ export function createLlm({ url, model: defaultModel, clock }: LlmOptions) {
     forget: (model = defaultModel) => void cache.delete(model),
 
     /** Streams the answer to `messages` piece by piece; ends with a `done` piece carrying token counts. */
-    async *stream(request: { model: string; messages: Message[]; contextLength: number; maxAnswerTokens: number; signal: AbortSignal }): AsyncGenerator<LlmPiece> {
+    async *stream(request: { model: string; messages: Message[]; contextLength: number; maxAnswerTokens: number; signal: AbortSignal; format?: "json" }): AsyncGenerator<LlmPiece> {
       const answer = await clientFor(request.signal).chat({
         model: request.model,
         messages: request.messages,
         stream: true,
+        ...(request.format ? { format: request.format } : {}),
         options: { num_ctx: request.contextLength, num_predict: request.maxAnswerTokens },
       });
       const stop = () => answer.abort();

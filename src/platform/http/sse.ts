@@ -5,6 +5,8 @@
 export interface SseEvent {
   event: string;
   data: unknown;
+  /** A stored event's own number (replayable with Last-Event-ID); else events are numbered 1, 2, ... */
+  id?: number;
 }
 
 /** Below Bun's idle timeout and the 10 s most proxies and clients tolerate. */
@@ -52,9 +54,9 @@ export function sseResponse(
       // Runs detached from start(): events are flushed as they are enqueued.
       void (async () => {
         try {
-          for await (const e of produce(gone.signal)) write(formatEvent(++id, e));
+          for await (const e of produce(gone.signal)) write(formatEvent((id = e.id ?? id + 1), e));
         } catch (e) {
-          if (!gone.signal.aborted) for (const ev of onError(e)) write(formatEvent(++id, ev));
+          if (!gone.signal.aborted) for (const ev of onError(e)) write(formatEvent((id = ev.id ?? id + 1), ev));
         } finally {
           clearInterval(heartbeat);
           request.signal.removeEventListener("abort", leave);

@@ -1,0 +1,284 @@
+// The in-process workflow engine: queues executions per workspace under a concurrency cap, keeps
+// one runner per execution in progress, wakes durable timers from the injected clock, resumes
+// what a crash interrupted, and carries out stop, pause, continue and approvals.
+import { and, asc, count, eq, inArray, lte } from "drizzle-orm";
+import type { Db } from "../../../platform/db/database";
+import type { Clock } from "../../../platform/clock";
+import type { Logger } from "../../../platform/log";
+import { conflict, notFound } from "../../../platform/errors";
+import type { Graph } from "../model";
+import type { NodeRegistry } from "../nodes/node-type";
+import { nodeRuns, workflowExecutions, workflowVersions, type ExecutionStatus, type TriggerType } from "../table";
+import type { EventLog } from "./events";
+import { ExecutionRunner, type ExecutionRow } from "./runner";
+
+const TICK_MS = 250;
+export const ENDED: ExecutionStatus[] = ["succeeded", "failed", "stopped"];
+
+export interface NewExecution {
+  productId: string;
+  workflowId: string | null;
+  versionId: string | null;
+  agentId?: string | null;
+  /** Inline graphs (test runs, single nodes); a version's graph is read from the version. */
+  graph: Graph | null;
+  graphForNodes: Graph;
+  mode?: "workflow" | "node";
+  triggerType: TriggerType;
+  triggerId?: string | null;
+  triggerNodeId?: string | null;
+  fireKey?: string | null;
+  input: Record<string, unknown>;
+  createdBy: string | null;
+}
+
+type Writer = Pick<Db, "insert">;
+
+export interface EngineDeps {
+  db: Db;
+  hotDb: Db;
+  clock: Clock;
+  log: Logger;
+  registry: NodeRegistry;
+  events: EventLog;
+  /** Executions running at once per workspace; more wait `queued`. */
+  concurrency: number;
+  organizationOf(productId: string): string | undefined;
+}
+
+export function createWorkflowEngine(deps: EngineDeps) {
+  const { db, clock, events } = deps;
+  const runners = new Map<string, ExecutionRunner>();
+  const exitListeners = new Set<(execution: ExecutionRow) => void>();
+  let started = false;
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const getRow = (id: string) => db.select().from(workflowExecutions).where(eq(workflowExecutions.id, id)).get();
+
+  const graphOf = (exec: ExecutionRow): Graph => {
+    if (exec.graph) return exec.graph;
+    const v = db.select({ graph: workflowVersions.graph }).from(workflowVersions).where(eq(workflowVersions.id, exec.versionId!)).get();
+    if (!v) throw new Error(`version ${exec.versionId} of execution ${exec.id} is gone`);
+    return v.graph;
+  };
+
+  const onExit = (runner: ExecutionRunner) => {
+    if (runners.get(runner.id) === runner) runners.delete(runner.id);
+    const row = getRow(runner.id);
+    if (row) for (const l of exitListeners) l(row);
+    queueMicrotask(pump);
+  };
+
+  const load = (id: string): ExecutionRunner => {
+    const existing = runners.get(id);
+    if (existing) return existing;
+    const exec = getRow(id);
+    if (!exec) throw notFound("Execution");
+    const runs = db.select().from(nodeRuns).where(eq(nodeRuns.executionId, id)).all();
+    const runner = new ExecutionRunner({ ...deps, onExit }, exec, graphOf(exec), runs);
+    runners.set(id, runner);
+    return runner;
+  };
+
+  const setStatus = (id: string, status: ExecutionStatus, extra: Partial<ExecutionRow> = {}) => {
+    const publish = db.transaction((tx) => {
+      tx.update(workflowExecutions).set({ status, ...extra }).where(eq(workflowExecutions.id, id)).run();
+      return events.append(id, "status", { status }, tx);
+    });
+    publish();
+  };
+
+  /** Starts queued executions, oldest first, while their workspace is under its cap. */
+  function pump() {
+    if (!started) return;
+    const busy = new Map(
+      db
+        .select({ productId: workflowExecutions.productId, n: count() })
+        .from(workflowExecutions)
+        .where(eq(workflowExecutions.status, "running"))
+        .groupBy(workflowExecutions.productId)
+        .all()
+        .map((r) => [r.productId, r.n]),
+    );
+    const queued = db
+      .select({ id: workflowExecutions.id, productId: workflowExecutions.productId })
+      .from(workflowExecutions)
+      .where(eq(workflowExecutions.status, "queued"))
+      .orderBy(asc(workflowExecutions.createdAt), asc(workflowExecutions.id))
+      .limit(500)
+      .all();
+    for (const q of queued) {
+      const n = busy.get(q.productId) ?? 0;
+      if (n >= deps.concurrency) continue;
+      busy.set(q.productId, n + 1);
+      setStatus(q.id, "running", { startedAt: new Date(clock.now()) });
+      load(q.id).advance();
+    }
+  }
+
+  /** Ends due timers and retry backoffs of executions in progress. */
+  function tick() {
+    if (!started) return;
+    const due = db
+      .selectDistinct({ id: nodeRuns.executionId })
+      .from(nodeRuns)
+      .innerJoin(workflowExecutions, eq(workflowExecutions.id, nodeRuns.executionId))
+      .where(and(lte(nodeRuns.wakeAt, new Date(clock.now())), inArray(workflowExecutions.status, ["running", "waiting"])))
+      .all();
+    for (const { id } of due) {
+      try {
+        load(id).wakeDue();
+      } catch (e) {
+        deps.log.error("workflow.wake_failed", { execution: id, error: String(e) });
+      }
+    }
+    pump();
+  }
+
+  const requireRow = (id: string) => {
+    const row = getRow(id);
+    if (!row) throw notFound("Execution");
+    return row;
+  };
+
+  return {
+    graphOf,
+
+    /** Writes a queued execution with a pending row per node (in `tx` when given); call wake() after commit. */
+    create(n: NewExecution, tx: Writer = db): ExecutionRow {
+      const now = new Date(clock.now());
+      const row: ExecutionRow = {
+        id: crypto.randomUUID(),
+        productId: n.productId,
+        workflowId: n.workflowId,
+        versionId: n.versionId,
+        agentId: n.agentId ?? null,
+        graph: n.graph,
+        mode: n.mode ?? "workflow",
+        status: "queued",
+        triggerType: n.triggerType,
+        triggerId: n.triggerId ?? null,
+        triggerNodeId: n.triggerNodeId ?? null,
+        fireKey: n.fireKey ?? null,
+        input: n.input,
+        output: null,
+        error: null,
+        createdBy: n.createdBy,
+        createdAt: now,
+        startedAt: null,
+        finishedAt: null,
+      };
+      tx.insert(workflowExecutions).values(row).run();
+      const nodes = n.graphForNodes.nodes.map((node) => ({ id: crypto.randomUUID(), executionId: row.id, nodeId: node.id, type: node.type, status: "pending" as const, attempt: 0 }));
+      for (let i = 0; i < nodes.length; i += 200) tx.insert(nodeRuns).values(nodes.slice(i, i + 200)).run();
+      events.append(row.id, "status", { status: "queued" }, tx as Db);
+      return row;
+    },
+
+    /** Looks for work soon; a macrotask, so the response that acknowledged it is written first. */
+    wake: () => void setImmediate(pump),
+    tick,
+
+    start() {
+      // Nodes a crash left running never finished: they run again (same idempotency key).
+      const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(inArray(workflowExecutions.status, ["running", "paused", "waiting"]));
+      db.update(nodeRuns).set({ status: "pending" }).where(and(eq(nodeRuns.status, "running"), inArray(nodeRuns.executionId, open))).run();
+      started = true;
+      for (const { id } of db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(eq(workflowExecutions.status, "running")).all()) {
+        try {
+          load(id).advance();
+        } catch (e) {
+          deps.log.error("workflow.resume_failed", { execution: id, error: String(e) });
+        }
+      }
+      tick();
+      timer = setInterval(tick, TICK_MS);
+      timer.unref?.();
+    },
+
+    /** Stops picking work and aborts running nodes; they run again at the next start. */
+    shutdown() {
+      started = false;
+      clearInterval(timer);
+      for (const r of runners.values()) r.shutdown();
+      runners.clear();
+    },
+
+    pause(id: string) {
+      const row = requireRow(id);
+      if (row.status !== "running") throw conflict(`The execution is ${row.status}; only a running execution can be paused`);
+      setStatus(id, "paused");
+      runners.get(id)?.pause();
+      return requireRow(id);
+    },
+
+    /** paused → running; waiting on an approval → that approval gets `input` as its output. */
+    continue(id: string, input: Record<string, unknown> | undefined, nodeId?: string) {
+      const row = requireRow(id);
+      if (row.status === "paused") {
+        setStatus(id, "running");
+        load(id).resume();
+        return requireRow(id);
+      }
+      if (row.status === "waiting" || row.status === "running") {
+        const approvals = db
+          .select({ nodeId: nodeRuns.nodeId })
+          .from(nodeRuns)
+          .where(and(eq(nodeRuns.executionId, id), eq(nodeRuns.status, "waiting"), eq(nodeRuns.waitKind, "approval")))
+          .all()
+          .map((r) => r.nodeId);
+        const target = nodeId ?? approvals[0];
+        if (!target || !approvals.includes(target)) {
+          throw conflict(nodeId ? `Node "${nodeId}" is not waiting for an approval; the execution is ${row.status}` : `The execution is ${row.status} and no approval is waiting`);
+        }
+        load(id).completeWait(target, input ?? { approved: true });
+        return requireRow(id);
+      }
+      throw conflict(`The execution is ${row.status}; only a paused execution or a waiting approval can be continued`);
+    },
+
+    stop(id: string) {
+      const row = requireRow(id);
+      if (ENDED.includes(row.status)) throw conflict(`The execution is ${row.status} already`);
+      load(id).finish("stopped", "stopped by request");
+      return requireRow(id);
+    },
+
+    /** Called with the row whenever a runner lets go of an execution (ended, waiting, paused). */
+    onExit(listener: (execution: ExecutionRow) => void) {
+      exitListeners.add(listener);
+      return () => exitListeners.delete(listener);
+    },
+
+    /** Resolves with the row once the execution is in one of `statuses` (tests, `wait` callers). */
+    until(id: string, statuses: ExecutionStatus[] = ENDED, timeoutMs = 120_000): Promise<ExecutionRow> {
+      return new Promise((resolve, reject) => {
+        let timeout: ReturnType<typeof setTimeout> | undefined = undefined;
+        const check = () => {
+          const row = getRow(id);
+          if (row && statuses.includes(row.status)) {
+            off();
+            clearTimeout(timeout);
+            resolve(row);
+            return true;
+          }
+          return false;
+        };
+        const off = events.subscribe(id, (e) => {
+          if (e.event === "status" || e.event === "done") check();
+        });
+        if (check()) return;
+        timeout = setTimeout(() => {
+          off();
+          const row = getRow(id);
+          row ? resolve(row) : reject(notFound("Execution"));
+        }, timeoutMs);
+      });
+    },
+
+    /** Executions held in memory right now (tests, benchmarks). */
+    activeCount: () => runners.size,
+  };
+}
+
+export type WorkflowEngine = ReturnType<typeof createWorkflowEngine>;

@@ -1,0 +1,340 @@
+// Runs one execution: starts every node whose predecessors are settled (branches in parallel),
+// commits each node's result before its successors start, retries with backoff, and settles the
+// execution as waiting, paused or ended. Knows node types only through the registry.
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../../platform/db/database";
+import type { Clock } from "../../../platform/clock";
+import type { Logger } from "../../../platform/log";
+import { evaluateBare, resolveTemplates } from "../expressions";
+import type { Graph, GraphNodeDef } from "../model";
+import type { NodeContext, NodeRegistry } from "../nodes/node-type";
+import { nodeRuns, workflowExecutions, type ExecutionStatus } from "../table";
+import type { EventLog } from "./events";
+import { backoffMs, isRetryable, NodeTimeoutError } from "./retry";
+
+export type ExecutionRow = typeof workflowExecutions.$inferSelect;
+export type NodeRunRow = typeof nodeRuns.$inferSelect;
+type Edge = NonNullable<Graph["edges"]>[number];
+
+/** A node's output larger than this (as JSON) fails the node: executions are not a blob store. */
+export const MAX_OUTPUT_CHARS = 1024 * 1024;
+
+export interface RunnerDeps {
+  db: Db;
+  /** The connection without an fsync per commit, for writes a crash may lose (node started). */
+  hotDb: Db;
+  clock: Clock;
+  log: Logger;
+  registry: NodeRegistry;
+  events: EventLog;
+  organizationOf(productId: string): string | undefined;
+  onExit(runner: ExecutionRunner): void;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class ExecutionRunner {
+  readonly id: string;
+  private readonly defs = new Map<string, GraphNodeDef>();
+  private readonly incoming = new Map<string, Edge[]>();
+  private readonly runs = new Map<string, NodeRunRow>();
+  private readonly active = new Map<string, AbortController>();
+  private readonly outputs: Record<string, { output: unknown }> = {};
+  private readonly hasManual: boolean;
+  private paused = false;
+  private ended = false;
+  private shuttingDown = false;
+  private advancing = false;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    private exec: ExecutionRow,
+    private readonly graph: Graph,
+    runs: NodeRunRow[],
+  ) {
+    this.id = exec.id;
+    for (const n of graph.nodes) this.defs.set(n.id, n);
+    for (const e of graph.edges ?? []) (this.incoming.get(e.to) ?? this.incoming.set(e.to, []).get(e.to)!).push(e);
+    for (const r of runs) {
+      this.runs.set(r.nodeId, r);
+      if (r.status === "succeeded") this.outputs[r.nodeId] = { output: r.output };
+    }
+    this.hasManual = graph.nodes.some((n) => deps.registry.get(n.type)?.trigger === "manual");
+    this.paused = exec.status === "paused";
+  }
+
+  get productId() {
+    return this.exec.productId;
+  }
+
+  /** Starts what is ready; when nothing runs any more, settles the execution's status. */
+  advance(): void {
+    if (this.ended || this.advancing) return;
+    this.advancing = true;
+    try {
+      if (!this.paused) {
+        for (let changed = true; changed; ) {
+          changed = false;
+          for (const run of this.runs.values()) {
+            if (run.status !== "pending") continue;
+            const d = this.decide(run);
+            if (d === "skip") {
+              this.skip(run);
+              changed = true;
+            } else if (d === "ready") this.launch(run);
+          }
+        }
+      }
+      if (this.active.size === 0) this.settle();
+    } finally {
+      this.advancing = false;
+    }
+  }
+
+  private decide(run: NodeRunRow): "ready" | "skip" | "wait" {
+    if (run.wakeAt && run.wakeAt.getTime() > this.deps.clock.now()) return "wait";
+    const def = this.defs.get(run.nodeId)!;
+    const edges = this.incoming.get(run.nodeId) ?? [];
+    if (edges.length === 0) {
+      const trigger = this.deps.registry.get(def.type)?.trigger;
+      if (!trigger) return "ready";
+      const fires = this.exec.triggerNodeId ? this.exec.triggerNodeId === def.id : !this.hasManual || trigger === "manual";
+      return fires ? "ready" : "skip";
+    }
+    let taken = false;
+    for (const e of edges) {
+      const source = this.runs.get(e.from)!;
+      if (source.status === "succeeded") taken ||= !e.when || e.when === source.branch;
+      else if (source.status !== "skipped") return "wait";
+    }
+    return taken ? "ready" : "skip";
+  }
+
+  private skip(run: NodeRunRow) {
+    run.status = "skipped";
+    const publish = this.deps.db.transaction((tx) => {
+      tx.update(nodeRuns).set({ status: "skipped", wakeAt: null }).where(eq(nodeRuns.id, run.id)).run();
+      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "skipped", duration_ms: 0 }, tx);
+    });
+    publish();
+  }
+
+  private launch(run: NodeRunRow) {
+    const def = this.defs.get(run.nodeId)!;
+    const now = this.deps.clock.now();
+    run.status = "running";
+    run.attempt += 1;
+    run.wakeAt = null;
+    run.startedAt ??= new Date(now);
+    // Written without an fsync: after a crash a node found "running" or "pending" runs again alike.
+    this.deps.hotDb.update(nodeRuns).set({ status: "running", attempt: run.attempt, wakeAt: null, startedAt: run.startedAt }).where(eq(nodeRuns.id, run.id)).run();
+    this.deps.events.append(this.id, "node_started", { node_id: run.nodeId, type: def.type, attempt: run.attempt }, this.deps.hotDb)();
+    const abort = new AbortController();
+    this.active.set(run.nodeId, abort);
+    void this.execute(run, def, abort, now).finally(() => {
+      this.active.delete(run.nodeId);
+      queueMicrotask(() => this.advance());
+    });
+  }
+
+  private async execute(run: NodeRunRow, def: GraphNodeDef, abort: AbortController, startedAt: number) {
+    const type = this.deps.registry.get(def.type);
+    const timer = def.timeout_ms ? setTimeout(() => abort.abort(new NodeTimeoutError(`timed out after ${def.timeout_ms} ms`)), def.timeout_ms) : undefined;
+    try {
+      if (!type) throw new Error(`unknown node type "${def.type}"`);
+      const config = await this.resolveConfig(def, type.expressionKeys ?? []);
+      const problem = this.deps.registry.configError(def.type, config);
+      if (problem) throw new Error(`config ${problem}`);
+      const ctx: NodeContext = {
+        executionId: this.id,
+        nodeRunId: run.id,
+        nodeId: def.id,
+        productId: this.exec.productId,
+        organizationId: this.deps.organizationOf(this.exec.productId) ?? "",
+        startedBy: this.exec.createdBy,
+        attempt: run.attempt,
+        idempotencyKey: `${this.id}:${def.id}`,
+        signal: abort.signal,
+        log: this.deps.log,
+        clock: this.deps.clock,
+        token: (delta) => {
+          if (!abort.signal.aborted) this.deps.events.token(this.id, { node_id: def.id, delta });
+        },
+        executionInput: this.exec.input as Record<string, unknown>,
+      };
+      const outcome = await raceAbort(type.run(config, ctx), abort.signal);
+      if (this.ended || this.shuttingDown) return;
+      if ("wait" in outcome) return this.wait(run, outcome.wait);
+      const text = JSON.stringify(outcome.output ?? null);
+      if (text.length > MAX_OUTPUT_CHARS) throw new Error(`output is larger than ${MAX_OUTPUT_CHARS} characters of JSON`);
+      this.succeed(run, JSON.parse(text), outcome.branch ?? null, startedAt);
+    } catch (e) {
+      if (this.ended || this.shuttingDown) return;
+      const error = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : (e as Error);
+      this.fail(run, def, error, startedAt);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async resolveConfig(def: GraphNodeDef, expressionKeys: string[]) {
+    const scope = { input: this.exec.input, nodes: this.outputs, execution: { id: this.id, started_at: this.exec.startedAt ? iso(this.exec.startedAt.getTime()) : null } };
+    const raw = def.config ?? {};
+    const config = (await resolveTemplates(Object.fromEntries(Object.entries(raw).filter(([k]) => !expressionKeys.includes(k))), scope)) as Record<string, unknown>;
+    for (const key of expressionKeys) if (typeof raw[key] === "string") config[key] = await evaluateBare(raw[key] as string, scope);
+    return config;
+  }
+
+  private succeed(run: NodeRunRow, output: unknown, branch: string | null, startedAt: number) {
+    const now = this.deps.clock.now();
+    Object.assign(run, { status: "succeeded", output, branch, error: null, waitKind: null, finishedAt: new Date(now) });
+    this.outputs[run.nodeId] = { output };
+    const publish = this.deps.db.transaction((tx) => {
+      tx.update(nodeRuns).set({ status: "succeeded", output, branch, error: null, waitKind: null, wakeAt: null, finishedAt: run.finishedAt }).where(eq(nodeRuns.id, run.id)).run();
+      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "succeeded", output, duration_ms: now - startedAt }, tx);
+    });
+    publish();
+  }
+
+  private wait(run: NodeRunRow, wait: { kind: "timer"; until: number } | { kind: "approval"; message: string }) {
+    run.status = "waiting";
+    run.waitKind = wait.kind;
+    run.wakeAt = wait.kind === "timer" ? new Date(wait.until) : null;
+    const publish = this.deps.db.transaction((tx) => {
+      tx.update(nodeRuns).set({ status: "waiting", waitKind: run.waitKind, wakeAt: run.wakeAt, output: wait.kind === "approval" ? { message: wait.message } : null }).where(eq(nodeRuns.id, run.id)).run();
+      return this.deps.events.append(this.id, "node_waiting", { node_id: run.nodeId, kind: wait.kind, ...(wait.kind === "timer" ? { until: iso(wait.until) } : { message: wait.message }) }, tx);
+    });
+    publish();
+  }
+
+  private fail(run: NodeRunRow, def: GraphNodeDef, e: Error, startedAt: number) {
+    const now = this.deps.clock.now();
+    const message = e?.message ?? String(e);
+    const maxAttempts = def.retry?.max_attempts ?? 1;
+    if (isRetryable(e) && run.attempt < maxAttempts) {
+      const delay = backoffMs(def.retry, run.attempt, (e as { retryAfterMs?: number }).retryAfterMs);
+      Object.assign(run, { status: "pending", wakeAt: new Date(now + delay), error: message });
+      const publish = this.deps.db.transaction((tx) => {
+        tx.update(nodeRuns).set({ status: "pending", wakeAt: run.wakeAt, error: message }).where(eq(nodeRuns.id, run.id)).run();
+        return this.deps.events.append(this.id, "node_retry", { node_id: run.nodeId, attempt: run.attempt, delay_ms: delay, error: message }, tx);
+      });
+      publish();
+      return;
+    }
+    Object.assign(run, { status: "failed", error: message, finishedAt: new Date(now) });
+    const publish = this.deps.db.transaction((tx) => {
+      tx.update(nodeRuns).set({ status: "failed", error: message, finishedAt: run.finishedAt, wakeAt: null }).where(eq(nodeRuns.id, run.id)).run();
+      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "failed", error: message, duration_ms: now - startedAt }, tx);
+    });
+    publish();
+    this.finish("failed", `node "${run.nodeId}" (${def.type}) failed: ${message}`);
+  }
+
+  /** Ends a waiting node with `output` (an approval granted, a timer run out) and goes on. */
+  completeWait(nodeId: string, output: unknown) {
+    const run = this.runs.get(nodeId);
+    if (!run || run.status !== "waiting") return false;
+    const started = run.startedAt?.getTime() ?? this.deps.clock.now();
+    this.setStatus("running");
+    this.succeed(run, output, null, started);
+    this.advance();
+    return true;
+  }
+
+  /** Due timers (delays and retry backoffs) end now. */
+  wakeDue() {
+    const now = this.deps.clock.now();
+    for (const run of this.runs.values()) {
+      if (run.status === "waiting" && run.waitKind === "timer" && run.wakeAt && run.wakeAt.getTime() <= now) this.completeWait(run.nodeId, { resumed_at: iso(now) });
+    }
+    this.advance();
+  }
+
+  pause() {
+    this.paused = true;
+  }
+
+  resume() {
+    this.paused = false;
+    this.advance();
+  }
+
+  private settle() {
+    if (this.paused) return this.deps.onExit(this);
+    let waiting = false;
+    let blocked = false;
+    for (const run of this.runs.values()) {
+      if (run.status === "waiting") waiting = true;
+      else if (run.status === "pending") blocked = true;
+    }
+    if (waiting) {
+      this.setStatus("waiting");
+      return this.deps.onExit(this);
+    }
+    // Only retry backoffs left: still running; the engine's timer brings it back when one is due.
+    if (blocked) return this.deps.onExit(this);
+    this.finish("succeeded");
+  }
+
+  private setStatus(status: ExecutionStatus) {
+    if (this.exec.status === status) return;
+    this.exec.status = status;
+    const publish = this.deps.db.transaction((tx) => {
+      tx.update(workflowExecutions).set({ status }).where(eq(workflowExecutions.id, this.id)).run();
+      return this.deps.events.append(this.id, "status", { status }, tx);
+    });
+    publish();
+  }
+
+  /** The output of a `final` node (output), else of the node that finished last. */
+  private result(): unknown {
+    let last: NodeRunRow | undefined;
+    for (const n of this.graph.nodes) {
+      const run = this.runs.get(n.id)!;
+      if (run.status !== "succeeded") continue;
+      if (this.deps.registry.get(n.type)?.final) return run.output;
+      if (!last || (run.finishedAt?.getTime() ?? 0) >= (last.finishedAt?.getTime() ?? 0)) last = run;
+    }
+    return last?.output ?? null;
+  }
+
+  /** Ends the execution: running nodes are aborted, nodes not reached are skipped. */
+  finish(status: "succeeded" | "failed" | "stopped", error?: string) {
+    if (this.ended) return;
+    this.ended = true;
+    for (const a of this.active.values()) a.abort(new Error(status === "stopped" ? "the execution was stopped" : "another node failed"));
+    const now = new Date(this.deps.clock.now());
+    const output = status === "succeeded" ? this.result() : undefined;
+    const cut = status === "stopped" ? "the execution was stopped" : "another node failed";
+    const publish = this.deps.db.transaction((tx) => {
+      const running = [...this.runs.values()].filter((r) => r.status === "running").map((r) => r.id);
+      if (running.length) tx.update(nodeRuns).set({ status: "failed", error: cut, finishedAt: now, wakeAt: null }).where(inArray(nodeRuns.id, running)).run();
+      tx.update(nodeRuns).set({ status: "skipped", wakeAt: null }).where(and(eq(nodeRuns.executionId, this.id), inArray(nodeRuns.status, ["pending", "waiting"]))).run();
+      tx.update(workflowExecutions).set({ status, output: output ?? null, error: error ?? null, finishedAt: now }).where(eq(workflowExecutions.id, this.id)).run();
+      const a = this.deps.events.append(this.id, "status", { status }, tx);
+      const b = this.deps.events.append(this.id, "done", { status, ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) }, tx);
+      return () => (a(), b());
+    });
+    this.exec.status = status;
+    publish();
+    this.deps.events.forget(this.id);
+    this.deps.onExit(this);
+  }
+
+  /** Shutdown: running nodes are aborted and left "running", so the next start runs them again. */
+  shutdown() {
+    this.shuttingDown = true;
+    this.ended = true;
+    for (const a of this.active.values()) a.abort(new Error("Hearth is stopping"));
+  }
+}
+
+/** A node that ignores its signal still ends the moment it is aborted. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}

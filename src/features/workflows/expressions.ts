@@ -1,0 +1,131 @@
+// `{{ expr }}` templates in node configs: JSONata expressions over {input, nodes, execution},
+// compiled once, checked at save, evaluated with a time and depth budget. No JavaScript runs.
+import jsonata from "jsonata";
+
+type Expression = ReturnType<typeof jsonata>;
+
+/** An expression that runs longer than this fails its node (JSONata checks between steps). */
+export const EXPRESSION_TIMEOUT_MS = 1000;
+const EXPRESSION_STACK = 300;
+const CACHE_MAX = 5000;
+
+export class ExpressionError extends Error {}
+
+const cache = new Map<string, Expression>();
+
+/** Compiles (cached) or throws ExpressionError with JSONata's message and position. */
+export function compile(source: string): Expression {
+  const hit = cache.get(source);
+  if (hit) return hit;
+  let expr: Expression;
+  try {
+    expr = jsonata(source, { timeout: EXPRESSION_TIMEOUT_MS, stack: EXPRESSION_STACK } as jsonata.JsonataOptions);
+  } catch (e) {
+    throw new ExpressionError(describe(e, source));
+  }
+  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(source, expr);
+  return expr;
+}
+
+function describe(e: unknown, source: string): string {
+  const err = e as { message?: string; position?: number; code?: string };
+  const where = typeof err.position === "number" ? ` at character ${err.position}` : "";
+  return `expression "${source.length > 80 ? `${source.slice(0, 77)}...` : source}": ${err.message ?? String(e)}${where}`;
+}
+
+/** Evaluates one expression against `scope`; undefined results become null (JSON has no undefined). */
+export async function evaluate(source: string, scope: unknown): Promise<unknown> {
+  const expr = compile(source);
+  try {
+    const value = await expr.evaluate(scope, undefined);
+    return normalise(value);
+  } catch (e) {
+    throw new ExpressionError(describe(e, source));
+  }
+}
+
+// JSONata returns arrays tagged as sequences and may return functions; both are cut back to JSON.
+function normalise(value: unknown): unknown {
+  if (value === undefined || typeof value === "function") return null;
+  return JSON.parse(JSON.stringify(value) ?? "null");
+}
+
+interface Part {
+  text?: string;
+  expr?: string;
+}
+
+/** Splits a string into literal text and `{{ }}` expressions in one linear scan. */
+export function parts(s: string): Part[] | null {
+  let from = s.indexOf("{{");
+  if (from < 0) return null;
+  const out: Part[] = [];
+  let i = 0;
+  while (from >= 0) {
+    const to = s.indexOf("}}", from + 2);
+    if (to < 0) break;
+    if (from > i) out.push({ text: s.slice(i, from) });
+    out.push({ expr: s.slice(from + 2, to).trim() });
+    i = to + 2;
+    from = s.indexOf("{{", i);
+  }
+  if (i < s.length) out.push({ text: s.slice(i) });
+  return out;
+}
+
+/** Every expression in a config value (nested objects and arrays included). */
+export function expressionsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") {
+    for (const p of parts(value) ?? []) if (p.expr !== undefined) out.push(p.expr);
+  } else if (Array.isArray(value)) value.forEach((v) => expressionsIn(v, out));
+  else if (value && typeof value === "object") Object.values(value).forEach((v) => expressionsIn(v, out));
+  return out;
+}
+
+/** Checks every expression of a config compiles; returns the first problem or undefined. */
+export function checkExpressions(value: unknown): string | undefined {
+  for (const source of expressionsIn(value)) {
+    if (source === "") return "an empty {{ }} expression";
+    try {
+      compile(source);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Resolves templates: a string that is exactly one `{{ expr }}` becomes the value (any type);
+ * text around expressions gets them as text (objects as JSON).
+ */
+export async function resolveTemplates(value: unknown, scope: unknown): Promise<unknown> {
+  if (typeof value === "string") {
+    const ps = parts(value);
+    if (!ps) return value;
+    if (ps.length === 1 && ps[0]!.expr !== undefined) return evaluate(ps[0]!.expr, scope);
+    let out = "";
+    for (const p of ps) {
+      if (p.text !== undefined) out += p.text;
+      else {
+        const v = await evaluate(p.expr!, scope);
+        out += typeof v === "string" ? v : v === null ? "" : JSON.stringify(v);
+      }
+    }
+    return out;
+  }
+  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveTemplates(v, scope)));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = await resolveTemplates(v, scope);
+    return out;
+  }
+  return value;
+}
+
+/** Evaluates an expression source directly (transform and condition nodes take a bare expression). */
+export async function evaluateBare(source: string, scope: unknown): Promise<unknown> {
+  const ps = parts(source);
+  return ps && ps.length === 1 && ps[0]!.expr !== undefined ? evaluate(ps[0]!.expr, scope) : evaluate(source, scope);
+}

@@ -1,0 +1,79 @@
+// Builds the workflows feature once: node registry, event log, engine, and the services the
+// routes and other features (agents, MCP) use; start/stop for the engine.
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import type { Logger } from "../../platform/log";
+import { parseAllowList } from "../../platform/net/safe-fetch";
+import type { WorkspacesService } from "../workspaces/service";
+import type { KnowledgeSearch } from "../knowledge/search";
+import type { KnowledgeService } from "../knowledge/service";
+import type { Llm } from "../assistant/llm";
+import { createEventLog } from "./engine/events";
+import { createWorkflowEngine } from "./engine/engine";
+import { createExecutionsService } from "./executions";
+import { createWorkflowsService } from "./service";
+import { createNodeRegistry, type NodeType } from "./nodes/node-type";
+import { manualTrigger, scheduleTrigger, webhookTrigger } from "./nodes/triggers";
+import { approvalNode, conditionNode, delayNode, outputNode, transformNode } from "./nodes/simple";
+import { httpNode } from "./nodes/http";
+import { llmNode } from "./nodes/llm";
+import { knowledgeSearchNode } from "./nodes/knowledge-search";
+import { transcribeNode, type TranscribeBytes } from "./nodes/transcribe";
+
+export interface WorkflowFeatureDeps {
+  db: Db;
+  hotDb: Db;
+  clock: Clock;
+  log: Logger;
+  workspaces: WorkspacesService;
+  knowledge: KnowledgeService;
+  search: KnowledgeSearch;
+  llm: Llm;
+  transcribe: TranscribeBytes;
+  concurrency: number;
+  httpAllow: string;
+}
+
+export function createWorkflowFeature(d: WorkflowFeatureDeps) {
+  const allow = parseAllowList(d.httpAllow);
+  const nodes: NodeType<any>[] = [
+    manualTrigger,
+    scheduleTrigger,
+    webhookTrigger,
+    transformNode,
+    conditionNode,
+    outputNode,
+    delayNode,
+    approvalNode,
+    httpNode(allow),
+    llmNode(d.llm),
+    knowledgeSearchNode(d.search),
+    transcribeNode({ transcribe: d.transcribe, knowledge: d.knowledge, allow }),
+  ];
+  const registry = createNodeRegistry(nodes);
+  const events = createEventLog({ db: d.db, hotDb: d.hotDb, clock: d.clock });
+  const engine = createWorkflowEngine({
+    db: d.db,
+    hotDb: d.hotDb,
+    clock: d.clock,
+    log: d.log,
+    registry,
+    events,
+    concurrency: d.concurrency,
+    organizationOf: (productId) => d.workspaces.organizationOf(productId),
+  });
+  const workflows = createWorkflowsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, registry });
+  const executions = createExecutionsService({ db: d.db, engine, workflows, workspaces: d.workspaces, registry });
+  return {
+    registry,
+    allow,
+    events,
+    engine,
+    workflows,
+    executions,
+    start: () => engine.start(),
+    stop: () => engine.shutdown(),
+  };
+}
+
+export type WorkflowFeature = ReturnType<typeof createWorkflowFeature>;

@@ -1,0 +1,74 @@
+// Checks a graph before it is saved or run: known node types, valid configs and expressions,
+// edges between existing nodes, no cycle. Every refusal is a 422 that names the node at fault.
+import { unprocessable } from "../../platform/errors";
+import { checkExpressions, compile } from "./expressions";
+import type { Graph } from "./model";
+import type { NodeRegistry } from "./nodes/node-type";
+
+const refuse = (nodeId: string | null, message: string) =>
+  unprocessable(nodeId ? `Node "${nodeId}": ${message}` : `Graph: ${message}`, nodeId ? { node_id: nodeId } : undefined);
+
+export function validateGraph(graph: Graph, registry: NodeRegistry): void {
+  const ids = new Set<string>();
+  for (const node of graph.nodes) {
+    if (ids.has(node.id)) throw refuse(node.id, "the id is used twice");
+    ids.add(node.id);
+    const type = registry.get(node.type);
+    if (!type) throw refuse(node.id, `unknown node type "${node.type}"; known: ${registry.list().map((t) => t.type).join(", ")}`);
+    const config = node.config ?? {};
+    const schemaProblem = registry.configError(node.type, config, true);
+    if (schemaProblem) throw refuse(node.id, `config ${schemaProblem}`);
+    for (const key of type.expressionKeys ?? []) {
+      const source = config[key];
+      if (typeof source !== "string") continue;
+      try {
+        compile(source.replace(/^\s*\{\{([\s\S]*)\}\}\s*$/, "$1"));
+      } catch (e) {
+        throw refuse(node.id, `${key}: ${(e as Error).message}`);
+      }
+    }
+    const exprProblem = checkExpressions(Object.fromEntries(Object.entries(config).filter(([k]) => !(type.expressionKeys ?? []).includes(k))));
+    if (exprProblem) throw refuse(node.id, exprProblem);
+    const checkProblem = type.check?.(config);
+    if (checkProblem) throw refuse(node.id, checkProblem);
+  }
+
+  const incoming = new Map<string, number>();
+  const outgoing = new Map<string, string[]>();
+  for (const e of graph.edges ?? []) {
+    if (!ids.has(e.from)) throw refuse(e.to, `an edge comes from "${e.from}", which is not a node of the graph`);
+    if (!ids.has(e.to)) throw refuse(e.from, `an edge goes to "${e.to}", which is not a node of the graph`);
+    if (e.from === e.to) throw refuse(e.from, "an edge goes from the node to itself");
+    incoming.set(e.to, (incoming.get(e.to) ?? 0) + 1);
+    (outgoing.get(e.from) ?? outgoing.set(e.from, []).get(e.from)!).push(e.to);
+  }
+  for (const node of graph.nodes) {
+    if (registry.get(node.type)?.trigger && incoming.get(node.id)) throw refuse(node.id, "a trigger starts the workflow; no edge may lead into it");
+  }
+
+  // Kahn's algorithm: whatever is left unvisited lies on a cycle.
+  const remaining = new Map(incoming);
+  const ready = graph.nodes.filter((n) => !remaining.get(n.id)).map((n) => n.id);
+  let visited = 0;
+  while (ready.length) {
+    const id = ready.pop()!;
+    visited++;
+    for (const to of outgoing.get(id) ?? []) {
+      const left = remaining.get(to)! - 1;
+      remaining.set(to, left);
+      if (left === 0) ready.push(to);
+    }
+  }
+  if (visited < graph.nodes.length) {
+    const onCycle = graph.nodes.find((n) => (remaining.get(n.id) ?? 0) > 0)!;
+    throw refuse(onCycle.id, "the node is on a cycle; a workflow graph must not loop");
+  }
+}
+
+/** The trigger nodes of a graph with their kind. */
+export function triggerNodes(graph: Graph, registry: NodeRegistry) {
+  return graph.nodes.flatMap((n) => {
+    const kind = registry.get(n.type)?.trigger;
+    return kind ? [{ node: n, kind }] : [];
+  });
+}

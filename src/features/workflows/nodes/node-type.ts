@@ -1,0 +1,91 @@
+// The one interface every node type implements, and the registry the engine looks types up in.
+// A new capability (agents, integrations) adds a node by registering a module; the engine never
+// branches on a type name.
+import type { TSchema } from "elysia";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { Logger } from "../../../platform/log";
+import type { Clock } from "../../../platform/clock";
+
+export interface NodeContext {
+  executionId: string;
+  nodeRunId: string;
+  nodeId: string;
+  productId: string;
+  organizationId: string;
+  /** Who started the execution (a user or token id), for the audit trail of what nodes do. */
+  startedBy: string | null;
+  attempt: number;
+  /** `<execution id>:<node id>`: the same on every attempt and after a crash, so side effects can be deduplicated. */
+  idempotencyKey: string;
+  /** Aborts on stop, timeout or shutdown. */
+  signal: AbortSignal;
+  log: Logger;
+  clock: Clock;
+  /** Streams a piece of text as a `token` event (llm and agent nodes). */
+  token(delta: string): void;
+  /** The execution's input, for trigger nodes. */
+  executionInput: Record<string, unknown>;
+}
+
+/** What a node's run ends with: an output (and the branch it chose), or a wait. */
+export type NodeOutcome =
+  | { output: unknown; branch?: string }
+  | { wait: { kind: "timer"; until: number } | { kind: "approval"; message: string } };
+
+export interface NodeType<C = Record<string, unknown>> {
+  type: string;
+  description: string;
+  /** TypeBox schema of the config (after templates resolve, strings may be anything before). */
+  config: TSchema;
+  /** Trigger nodes start executions (their output is the execution's input); the kind of start. */
+  trigger?: "manual" | "schedule" | "webhook";
+  /** Its output is the execution's output (else the last node's). */
+  final?: boolean;
+  /** Config keys whose strings are expressions themselves (not templates); checked at save. */
+  expressionKeys?: string[];
+  /** Further checks at save (a cron that does not parse, a bad URL): a message, or undefined. */
+  check?(config: C): string | undefined;
+  /** May this type run alone through POST /api/nodes/execute? (default yes) */
+  single?: boolean;
+  run(config: C, ctx: NodeContext): Promise<NodeOutcome>;
+}
+
+/** A failure worth another attempt (5xx, 429, timeouts, network errors), optionally after `retryAfterMs`. */
+export class RetryableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function createNodeRegistry(types: NodeType<any>[]) {
+  const byType = new Map<string, { def: NodeType<any>; validate: ReturnType<typeof TypeCompiler.Compile> }>();
+  const add = (def: NodeType<any>) => {
+    if (byType.has(def.type)) throw new Error(`node type ${def.type} registered twice`);
+    byType.set(def.type, { def, validate: TypeCompiler.Compile(def.config) });
+  };
+  types.forEach(add);
+  return {
+    add,
+    get: (type: string) => byType.get(type)?.def,
+    has: (type: string) => byType.has(type),
+    list: () => [...byType.values()].map((e) => e.def),
+    /**
+     * The first schema error of a config, as "path: message", or undefined. At save (`templated`),
+     * a value that is still a `{{ }}` template is not judged: its type is known only at run time.
+     */
+    configError(type: string, config: unknown, templated = false): string | undefined {
+      const entry = byType.get(type);
+      if (!entry) return `unknown node type "${type}"`;
+      for (const e of entry.validate.Errors(config)) {
+        if (templated && typeof e.value === "string" && e.value.includes("{{")) continue;
+        return `${e.path || "config"}: ${e.message}`;
+      }
+      return undefined;
+    },
+  };
+}
+
+export type NodeRegistry = ReturnType<typeof createNodeRegistry>;

@@ -1,0 +1,150 @@
+// Workflow definitions and their immutable versions, inside the caller's workspace: create,
+// list, read, save a new version, activate or roll back, delete.
+import { and, count, desc, eq } from "drizzle-orm";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import { invalid, notFound } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import type { Principal } from "../../platform/auth/principal";
+import type { WorkspacesService } from "../workspaces/service";
+import { validateGraph } from "./graph";
+import type { Graph } from "./model";
+import type { NodeRegistry } from "./nodes/node-type";
+import { syncTriggers } from "./triggers";
+import { workflows, workflowVersions } from "./table";
+
+export type WorkflowRow = typeof workflows.$inferSelect;
+export type VersionRow = typeof workflowVersions.$inferSelect;
+
+export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; registry: NodeRegistry }) {
+  const { db, clock, workspaces, registry } = deps;
+
+  const productOf = (principal: Principal, productId?: string) => {
+    const id = productId ?? (principal.kind === "token" ? principal.productId : undefined);
+    if (!id) throw invalid("Name the workspace: product_id");
+    return workspaces.requireVisible(principal, id).id;
+  };
+
+  /** The workflow if the caller's workspace holds it; another tenant's is "not found". */
+  const requireWorkflow = (principal: Principal, id: string): WorkflowRow => {
+    const w = db.select().from(workflows).where(eq(workflows.id, id.toLowerCase())).get();
+    if (!w) throw notFound("Workflow");
+    try {
+      workspaces.requireVisible(principal, w.productId);
+    } catch {
+      throw notFound("Workflow");
+    }
+    return w;
+  };
+
+  const requireVersion = (principal: Principal, versionId: string): { workflow: WorkflowRow; version: VersionRow } => {
+    const v = db.select().from(workflowVersions).where(eq(workflowVersions.id, versionId.toLowerCase())).get();
+    if (!v) throw notFound("Workflow version");
+    try {
+      return { workflow: requireWorkflow(principal, v.workflowId), version: v };
+    } catch {
+      throw notFound("Workflow version");
+    }
+  };
+
+  const activeGraph = (w: WorkflowRow): Graph | undefined =>
+    w.activeVersionId ? db.select({ graph: workflowVersions.graph }).from(workflowVersions).where(eq(workflowVersions.id, w.activeVersionId)).get()?.graph : undefined;
+
+  type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+  const activate = (tx: Tx, w: WorkflowRow, version: VersionRow) => {
+    syncTriggers(tx, registry, w, version.id, version.graph, clock.now());
+    tx.update(workflows).set({ activeVersionId: version.id, updatedAt: new Date(clock.now()) }).where(eq(workflows.id, w.id)).run();
+  };
+
+  const addVersion = (tx: Tx, w: WorkflowRow, graph: Graph, createdBy: string | null): VersionRow => {
+    const version: VersionRow = { id: crypto.randomUUID(), workflowId: w.id, version: w.latestVersion + 1, graph, createdBy, createdAt: new Date(clock.now()) };
+    tx.insert(workflowVersions).values(version).run();
+    tx.update(workflows).set({ latestVersion: version.version, updatedAt: version.createdAt }).where(eq(workflows.id, w.id)).run();
+    w.latestVersion = version.version;
+    return version;
+  };
+
+  const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
+
+  return {
+    requireWorkflow,
+    requireVersion,
+    activeGraph,
+    productOf,
+
+    list(principal: Principal, productId: string | undefined, win: PageWindow) {
+      const pid = productOf(principal, productId);
+      const where = eq(workflows.productId, pid);
+      const total = db.select({ n: count() }).from(workflows).where(where).get()?.n ?? 0;
+      const rows = db.select().from(workflows).where(where).orderBy(desc(workflows.createdAt), workflows.id).limit(win.pageSize).offset(win.offset).all();
+      return { rows, total };
+    },
+
+    versions(principal: Principal, id: string): VersionRow[] {
+      const w = requireWorkflow(principal, id);
+      return db.select().from(workflowVersions).where(eq(workflowVersions.workflowId, w.id)).orderBy(desc(workflowVersions.version)).all();
+    },
+
+    create(principal: Principal, input: { productId?: string; name: string; description?: string; graph: Graph; activate?: boolean; agentId?: string | null }): WorkflowRow {
+      const productId = productOf(principal, input.productId);
+      validateGraph(input.graph, registry);
+      const now = new Date(clock.now());
+      const w: WorkflowRow = {
+        id: crypto.randomUUID(),
+        productId,
+        name: input.name.trim(),
+        description: input.description?.trim() || null,
+        activeVersionId: null,
+        latestVersion: 0,
+        agentId: input.agentId ?? null,
+        createdBy: actor(principal),
+        createdAt: now,
+        updatedAt: now,
+      };
+      db.transaction((tx) => {
+        tx.insert(workflows).values(w).run();
+        const v = addVersion(tx, w, input.graph, actor(principal));
+        if (input.activate !== false) {
+          activate(tx, w, v);
+          w.activeVersionId = v.id;
+        }
+      });
+      return requireWorkflow(principal, w.id);
+    },
+
+    /** Renames, saves a new version (active unless activate: false), or rolls back to an older one. */
+    update(principal: Principal, id: string, patch: { name?: string; description?: string | null; graph?: Graph; activate?: boolean; activeVersionId?: string }): WorkflowRow {
+      const w = requireWorkflow(principal, id);
+      if (patch.graph && patch.activeVersionId) throw invalid("Send graph (a new version) or active_version_id (a rollback), not both");
+      if (patch.graph) validateGraph(patch.graph, registry);
+      db.transaction((tx) => {
+        if (patch.name !== undefined || patch.description !== undefined) {
+          tx.update(workflows)
+            .set({ name: patch.name?.trim() ?? w.name, description: patch.description === undefined ? w.description : patch.description?.trim() || null, updatedAt: new Date(clock.now()) })
+            .where(eq(workflows.id, w.id))
+            .run();
+        }
+        if (patch.graph) {
+          const v = addVersion(tx, w, patch.graph, actor(principal));
+          if (patch.activate !== false) activate(tx, w, v);
+        }
+        if (patch.activeVersionId) {
+          const v = tx.select().from(workflowVersions).where(and(eq(workflowVersions.id, patch.activeVersionId.toLowerCase()), eq(workflowVersions.workflowId, w.id))).get();
+          if (!v) throw notFound("Workflow version");
+          activate(tx, w, v);
+        }
+      });
+      return requireWorkflow(principal, w.id);
+    },
+
+    /** Deletes the workflow with its versions, triggers and executions (stop running ones first). */
+    remove(principal: Principal, id: string): WorkflowRow {
+      const w = requireWorkflow(principal, id);
+      db.delete(workflows).where(eq(workflows.id, w.id)).run();
+      return w;
+    },
+  };
+}
+
+export type WorkflowsService = ReturnType<typeof createWorkflowsService>;

@@ -1,0 +1,115 @@
+// Outbound HTTP for workflow nodes, agent tools and integrations: never to loopback, link-local
+// or cloud-metadata addresses (checked after DNS resolution and again on every redirect) unless
+// HEARTH_HTTP_ALLOW names them. Private ranges stay allowed: on-prem services live there.
+import { BlockList, isIP } from "node:net";
+import { lookup } from "node:dns/promises";
+
+export class BlockedAddressError extends Error {}
+
+const blocked = new BlockList();
+for (const [net, bits] of [
+  ["0.0.0.0", 8],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16], // link-local, including 169.254.169.254 (AWS, GCP, Azure, OpenStack metadata)
+  ["100.100.100.200", 32], // Alibaba Cloud metadata
+  ["224.0.0.0", 4],
+  ["255.255.255.255", 32],
+] as const)
+  blocked.addSubnet(net, bits, "ipv4");
+for (const [net, bits] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fe80::", 10],
+  ["fd00:ec2::254", 128], // AWS metadata over IPv6
+  ["ff00::", 8],
+] as const)
+  blocked.addSubnet(net, bits, "ipv6");
+
+export interface AllowList {
+  hosts: Set<string>;
+  nets: BlockList;
+}
+
+/** Parses HEARTH_HTTP_ALLOW: comma-separated host names, addresses and CIDRs. */
+export function parseAllowList(raw: string): AllowList {
+  const hosts = new Set<string>();
+  const nets = new BlockList();
+  for (const item of raw.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [addr, bits] = item.split("/");
+    const family = isIP(addr!);
+    if (family) nets.addSubnet(addr!, bits === undefined ? (family === 4 ? 32 : 128) : Number(bits), family === 4 ? "ipv4" : "ipv6");
+    else hosts.add(item.toLowerCase());
+  }
+  return { hosts, nets };
+}
+
+const familyOf = (address: string) => (isIP(address) === 6 ? "ipv6" : "ipv4");
+
+/** Throws BlockedAddressError unless every address `url`'s host resolves to may be called. */
+export async function checkUrl(url: URL, allow: AllowList): Promise<void> {
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new BlockedAddressError(`only http and https URLs may be called, not ${url.protocol}`);
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (allow.hosts.has(host)) return;
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  for (const address of addresses) {
+    if (allow.nets.check(address, familyOf(address))) continue;
+    if (blocked.check(address, familyOf(address))) {
+      throw new BlockedAddressError(`${url.hostname} resolves to ${address}, a loopback, link-local or metadata address; add it to HEARTH_HTTP_ALLOW to allow it`);
+    }
+  }
+}
+
+export interface SafeResponse {
+  status: number;
+  headers: Headers;
+  /** The body, at most `maxBytes`. */
+  bytes: Uint8Array;
+  text(): string;
+  url: string;
+}
+
+export class ResponseTooLargeError extends Error {}
+
+const MAX_REDIRECTS = 5;
+
+/** fetch with the address rule on every hop, redirects followed by hand, and a cap on the body read. */
+export async function safeFetch(input: string, init: RequestInit & { allow: AllowList; maxBytes: number }): Promise<SafeResponse> {
+  let url = new URL(input);
+  let method = (init.method ?? "GET").toUpperCase();
+  let body = init.body;
+  for (let hop = 0; ; hop++) {
+    await checkUrl(url, init.allow);
+    const res = await fetch(url, { ...init, method, body, redirect: "manual" });
+    const location = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel().catch(() => {});
+      if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+      url = new URL(location, url);
+      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+        method = "GET";
+        body = undefined;
+      }
+      continue;
+    }
+    const bytes = await readCapped(res, init.maxBytes);
+    return { status: res.status, headers: res.headers, bytes, text: () => new TextDecoder().decode(bytes), url: url.toString() };
+  }
+}
+
+async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array();
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new ResponseTooLargeError(`the response is larger than ${maxBytes} bytes`);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts);
+}
