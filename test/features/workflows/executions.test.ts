@@ -299,7 +299,7 @@ describe("live events", () => {
     const reader = readSse(first);
     await reader.until("node_waiting");
     const seen = reader.events;
-    const lastId = Number(seen.at(-1).id);
+    const lastId = Number(seen.at(-1)!.id);
     await h.call("POST", `/api/workflow/${id}/continue`, { token: jwt, body: { input: {} } });
     await settle(id);
     const rest = await allEvents(await h.app.handle(new Request(`${BASE}/api/workflow/${id}/events`, { headers: { authorization: `Bearer ${jwt}`, "last-event-id": String(lastId) } })));
