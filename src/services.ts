@@ -22,7 +22,7 @@ import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
 import { modelSpec } from "./platform/ml/models";
 import { createChatService } from "./features/assistant/service";
-import { createLlm } from "./features/assistant/llm";
+import { createLlm } from "./platform/llm/create";
 import { createAssistant } from "./features/assistant/chat";
 import { createTranscriber } from "./features/transcription/transcriber";
 import { decodeAudio } from "./features/transcription/audio";
@@ -69,7 +69,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
-  const llm = createLlm({ url: config.ollamaUrl, model: config.llmModel, clock });
+  const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
   const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
   const workflow = createWorkflowFeature({
@@ -138,7 +138,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   health.set("transcriber", () => transcriber.health());
   health.set("llm", async () => {
     const s = await llm.status();
-    return s.state === "ok" ? { status: "ok", detail: `${s.model} via Ollama at ${config.ollamaUrl} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
+    return s.state === "ok" ? { status: "ok", detail: `${s.model} via ${llm.provider === "ollama" ? "Ollama" : "an OpenAI-compatible server"} at ${llm.url} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
   });
 
   let sweeper: ReturnType<typeof setInterval> | undefined;

@@ -18,6 +18,9 @@ export interface Config {
   readonly rateLimitStrict: number;
   readonly vectorMemoryMb: number;
   readonly publicUrl: string | undefined;
+  readonly llmProvider: "ollama" | "openai";
+  readonly llmUrl: string | undefined;
+  readonly llmApiKey: string | undefined;
   readonly workflowConcurrency: number;
   readonly httpAllow: string;
   readonly webhookRateLimit: number;
@@ -73,6 +76,11 @@ const secret = (raw: string, env: string) => {
   return raw;
 };
 
+const oneOf = (...values: string[]) => (raw: string, env: string) => {
+  const v = raw.trim().toLowerCase();
+  if (!values.includes(v)) throw new ConfigError(`${env} must be one of ${values.join(", ")}, got "${raw}"`);
+  return v as never;
+};
 const allowList = (raw: string, env: string) => {
   for (const item of raw.split(",").map((x) => x.trim()).filter(Boolean)) {
     if (!/^[A-Za-z0-9.:_-]+(\/\d{1,3})?$/.test(item)) throw new ConfigError(`${env}: "${item}" is not a host name, address or CIDR`);
@@ -90,6 +98,9 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_WHISPER_MODEL", flag: "--whisper-model", key: "whisperModel", default: "Xenova/whisper-tiny", help: "transcription model id", parse: text },
   { env: "HEARTH_OLLAMA_URL", flag: "--ollama-url", key: "ollamaUrl", default: "http://127.0.0.1:11434", help: "Ollama server", parse: url },
   { env: "HEARTH_LLM_MODEL", flag: "--llm-model", key: "llmModel", default: "llama3.2", help: "chat model name in Ollama", parse: text },
+  { env: "HEARTH_LLM_PROVIDER", flag: "--llm-provider", key: "llmProvider", default: "ollama", help: "ollama, or openai for any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, LocalAI)", parse: oneOf("ollama", "openai") },
+  { env: "HEARTH_LLM_URL", flag: "--llm-url", key: "llmUrl", default: undefined, help: "base URL of the OpenAI-compatible server, e.g. http://gpu-box:8000/v1", parse: url },
+  { env: "HEARTH_LLM_API_KEY", flag: "--llm-api-key", key: "llmApiKey", default: undefined, help: "bearer key for the openai provider", parse: text },
   { env: "HEARTH_ADMIN_EMAIL", flag: "--admin-email", key: "adminEmail", default: "admin@localhost", help: "first owner, created on first start", parse: email },
   { env: "HEARTH_ADMIN_PASSWORD", flag: "--admin-password", key: "adminPassword", default: undefined, help: "first owner's password (random, printed once, if unset)", parse: password },
   { env: "HEARTH_JWT_SECRET", flag: "--jwt-secret", key: "jwtSecret", default: undefined, help: "HS256 secret for sessions (generated and stored if unset)", parse: secret },

@@ -7,7 +7,7 @@ import type { Logger } from "../../platform/log";
 import type { KnowledgeEmbedder } from "../knowledge/embedder";
 import type { KnowledgeSearch } from "../knowledge/search";
 import type { KnowledgeService } from "../knowledge/service";
-import { describeFailure, type Llm } from "./llm";
+import type { Llm } from "../../platform/llm/llm";
 import { answerPrompt, cleanRewrite, excerpt, fallbackQuery, HISTORY_TURNS, retrievalOnlyAnswer, rewritePrompt, type Passage, type Turn } from "./prompt";
 import type { ChatService } from "./service";
 import type { AnswerMetadata, StoredSource } from "./table";
@@ -138,7 +138,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
       return cleanRewrite(text) ?? fallbackQuery(p.history, p.message);
     } catch (e) {
       if (signal.aborted) throw e;
-      log.warn("assistant.rewrite_failed", { reason: describeFailure(e, llm.url, p.model) });
+      log.warn("assistant.rewrite_failed", { reason: llm.describeFailure(e, p.model) });
       return fallbackQuery(p.history, p.message);
     }
   };
@@ -197,12 +197,12 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
             ttftMs ??= Math.round(performance.now() - p.startedAt);
             answer += piece.delta;
             yield { event: "token", data: { delta: piece.delta } };
-          } else {
+          } else if ("done" in piece) {
             counts = { promptTokens: piece.promptTokens, completionTokens: piece.completionTokens };
           }
         }
       } catch (e) {
-        const reason = describeFailure(e, llm.url, p.model);
+        const reason = llm.describeFailure(e, p.model);
         if (answer === "" && !signal.aborted) {
           // Nothing written yet: the model went away between the status check and now.
           llm.forget(p.model);

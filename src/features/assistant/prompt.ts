@@ -2,7 +2,7 @@
 // they fit, all inside the model's context window; the follow-up rewrite prompt; and the answer
 // given without a model. Token counts are estimated (the chat model's tokenizer is not here),
 // on the safe side.
-import type { Message } from "ollama";
+import type { LlmMessage as Message } from "../../platform/llm/llm";
 
 export interface Passage {
   /** The number the answer cites it by: [1], [2], ... */

@@ -7,7 +7,7 @@ import { parseAllowList } from "../../platform/net/safe-fetch";
 import type { WorkspacesService } from "../workspaces/service";
 import type { KnowledgeSearch } from "../knowledge/search";
 import type { KnowledgeService } from "../knowledge/service";
-import type { Llm } from "../assistant/llm";
+import type { Llm } from "../../platform/llm/llm";
 import { createEventLog } from "./engine/events";
 import { createWorkflowEngine } from "./engine/engine";
 import { createExecutionsService } from "./executions";

@@ -1,6 +1,6 @@
 // The llm node: one prompt to the configured model, streamed as `token` events.
 import { t } from "elysia";
-import type { Llm } from "../../assistant/llm";
+import type { Llm, LlmMessage } from "../../../platform/llm/llm";
 import { RetryableError, type NodeType } from "./node-type";
 
 const MAX_ANSWER_TOKENS = 2048;
@@ -25,7 +25,7 @@ export function llmNode(llm: Llm): NodeType<{ prompt: string; system?: string; m
         llm.forget(model);
         throw new RetryableError(`the language model is unavailable: ${status.reason}`);
       }
-      const messages = [...(c.system ? [{ role: "system", content: c.system }] : []), { role: "user", content: c.prompt }];
+      const messages: LlmMessage[] = [...(c.system ? [{ role: "system" as const, content: c.system }] : []), { role: "user", content: c.prompt }];
       let text = "";
       for await (const piece of llm.stream({ model, messages, contextLength: status.contextLength, maxAnswerTokens: MAX_ANSWER_TOKENS, signal: ctx.signal, format: c.format })) {
         if ("delta" in piece) {
