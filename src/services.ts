@@ -27,6 +27,10 @@ import { createAssistant } from "./features/assistant/chat";
 import { createTranscriber } from "./features/transcription/transcriber";
 import { decodeAudio } from "./features/transcription/audio";
 import { createWorkflowFeature } from "./features/workflows/feature";
+import { workflowTools } from "./features/workflows/tools";
+import { knowledgeTools } from "./features/knowledge/tools";
+import { createAgentsFeature } from "./features/agents/feature";
+import { createToolRegistry } from "./platform/tools/registry";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -85,6 +89,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     concurrency: config.workflowConcurrency,
     httpAllow: config.httpAllow,
   });
+  const tools = createToolRegistry();
+  for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
+  const agents = createAgentsFeature({ db, clock, llm, tools, workspaces, knowledge, workflow });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -165,6 +172,8 @@ export async function createServices({ config, storage, clock = systemClock, log
     assistant,
     transcriber,
     workflow,
+    tools,
+    agents,
     catchUpEmbeddings,
     limiter,
     authenticator,

@@ -5,10 +5,19 @@
 
 export interface FakeChatRequest {
   model: string;
-  messages: { role: string; content: string }[];
+  messages: { role: string; content: string; tool_calls?: FakeToolCall[]; tool_name?: string }[];
   stream?: boolean;
   options?: Record<string, unknown>;
+  tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
+  format?: unknown;
 }
+
+export interface FakeToolCall {
+  function: { name: string; arguments: Record<string, unknown> };
+}
+
+/** What the fake model says: text, or (as Ollama streams them) tool calls with optional text. */
+export type FakeReply = string | { content?: string; tool_calls: FakeToolCall[] };
 
 export type FakeMode =
   /** Answers normally. */
@@ -31,7 +40,7 @@ export interface OllamaFake {
   failAfter: number;
   contextLength: number;
   /** The answer to a chat request; the default cites passage [1] and echoes the question. */
-  respond: (request: FakeChatRequest) => string;
+  respond: (request: FakeChatRequest) => FakeReply;
   /** Every chat request received, in order. */
   readonly requests: FakeChatRequest[];
   /** Streams whose caller hung up before the answer was complete. */
@@ -86,7 +95,9 @@ export function startOllamaFake(options: Partial<Pick<OllamaFake, "mode" | "piec
     requests.push(request);
     if (fake.mode === "missing-model" || !known(request.model)) return missing(request.model);
     if (fake.firstByteDelayMs) await Bun.sleep(fake.firstByteDelayMs);
-    const answer = fake.respond(request);
+    const reply = fake.respond(request);
+    const answer = typeof reply === "string" ? reply : (reply.content ?? "");
+    const toolCalls = typeof reply === "string" ? undefined : reply.tool_calls;
     const started = Date.now();
     const base = { model: request.model, created_at: new Date().toISOString() };
     const promptTokens = Math.ceil(request.messages.reduce((n, m) => n + m.content.length, 0) / 4);
@@ -103,9 +114,9 @@ export function startOllamaFake(options: Partial<Pick<OllamaFake, "mode" | "piec
       eval_duration: 1e6,
     });
     if (request.stream === false) {
-      return json(200, { ...final(pieces(answer).length), message: { role: "assistant", content: answer } });
+      return json(200, { ...final(pieces(answer).length), message: { role: "assistant", content: answer, ...(toolCalls ? { tool_calls: toolCalls } : {}) } });
     }
-    const parts = pieces(answer);
+    const parts = answer ? pieces(answer) : [];
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -119,6 +130,7 @@ export function startOllamaFake(options: Partial<Pick<OllamaFake, "mode" | "piec
           }
           controller.enqueue(line({ ...base, message: { role: "assistant", content: parts[i] }, done: false }));
         }
+        if (toolCalls) controller.enqueue(line({ ...base, message: { role: "assistant", content: "", tool_calls: toolCalls }, done: false }));
         controller.enqueue(line(final(parts.length)));
         controller.close();
       },

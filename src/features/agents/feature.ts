@@ -1,0 +1,15 @@
+// Builds the agents feature: the agent node joins the workflow registry, the service and routes.
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import type { Llm } from "../../platform/llm/llm";
+import type { ToolRegistry } from "../../platform/tools/registry";
+import type { WorkspacesService } from "../workspaces/service";
+import type { KnowledgeService } from "../knowledge/service";
+import type { WorkflowFeature } from "../workflows/feature";
+import { agentNode } from "./agent-node";
+import { createAgentsService } from "./service";
+
+export function createAgentsFeature(d: { db: Db; clock: Clock; llm: Llm; tools: ToolRegistry; workspaces: WorkspacesService; knowledge: KnowledgeService; workflow: WorkflowFeature }) {
+  d.workflow.registry.add(agentNode({ db: d.db, llm: d.llm, tools: d.tools }));
+  return createAgentsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, knowledge: d.knowledge, workflows: d.workflow.workflows, executions: d.workflow.executions, engine: d.workflow.engine, tools: d.tools });
+}
