@@ -82,19 +82,68 @@ export async function refuseOtherBody(request: Request, contentType: string): Pr
 }
 
 
+/** Fields (parts) one multipart body may carry: a file upload needs a handful, never thousands. */
+export const MAX_MULTIPART_FIELDS = 1000;
+
 /** Reads a multipart body under `limit` and turns it into a plain object (repeated keys → arrays). */
 export async function parseMultipart(request: Request, limit: number): Promise<Record<string, unknown>> {
+  const contentType = request.headers.get("content-type") ?? "";
   const bytes = await readLimited(request, limit);
+  // Counted on the raw bytes (one linear scan), so a body of 100,000 tiny fields is refused
+  // before the form parser builds 100,000 entries.
+  const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
+  if (boundary && countOccurrences(bytes, `--${boundary}`) > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
   let form: Awaited<ReturnType<Response["formData"]>>;
   try {
-    form = await new Response(bytes, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+    form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
   } catch {
     throw invalid("Request body is not valid multipart/form-data");
   }
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(form.keys())) {
-    const values = form.getAll(key);
-    out[key] = values.length === 1 ? values[0] : values;
+  const out: Record<string, unknown> = Object.create(null);
+  let fields = 0;
+  // One pass over the entries: linear in the number of fields.
+  for (const [key, value] of form.entries()) {
+    if (++fields > MAX_MULTIPART_FIELDS) throw tooManyFields();
+    const seen = out[key];
+    if (seen === undefined) out[key] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else out[key] = [seen, value];
   }
-  return out;
+  return { ...out };
+}
+
+const tooManyFields = () => tooLarge(`A multipart body may carry at most ${MAX_MULTIPART_FIELDS.toLocaleString("en-US")} fields`);
+
+function countOccurrences(bytes: Uint8Array, needle: string): number {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let n = 0;
+  for (let at = buf.indexOf(needle); at !== -1 && n <= MAX_MULTIPART_FIELDS + 1; at = buf.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** No request may carry more than this; routes that take files set their own, smaller caps. */
+export const MAX_REQUEST_BYTES = 51 * 1024 * 1024;
+
+/** Reads and parses a body by its content type: multipart under the global cap, JSON, or nothing. */
+export function readBody(request: Request, contentType: string): Promise<unknown> {
+  // Routes that take files check their own caps on the parsed file.
+  if (contentType.startsWith("multipart/form-data")) return parseMultipart(request, MAX_REQUEST_BYTES);
+  if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
+  return refuseOtherBody(request, contentType);
+}
+
+/**
+ * A body not read yet. The parse stage runs before Hearth knows who is calling, so it only wraps
+ * the request; the auth step reads the body once the caller has passed authentication and its
+ * rate limit (see platform/auth/plugin.ts). A request that fails either is answered unread.
+ */
+export class PendingBody {
+  constructor(
+    private readonly request: Request,
+    private readonly contentType: string,
+  ) {}
+
+  read(): Promise<unknown> {
+    return readBody(this.request, this.contentType);
+  }
 }
