@@ -103,6 +103,24 @@ describe("multipart field cap", () => {
     }
   });
 
+  test("the cap holds when the body arrives in small chunks (delimiters split across them)", async () => {
+    h = await createHarness();
+    const jwt = await h.login();
+    for (const [n, refused] of [[1_000, false], [1_001, true]] as const) {
+      const bytes = manyFields(n);
+      let at = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (at >= bytes.length) return c.close();
+          c.enqueue(bytes.subarray(at, (at += 7)));
+        },
+      });
+      const req = new Request("http://hearth.test/api/assistant/chat", { method: "POST", headers: { "content-type": MULTIPART, authorization: `Bearer ${jwt}` }, body: stream, duplex: "half" } as RequestInit);
+      const res = await h.app.handle(req);
+      expect({ n, status: res.status === 413 }).toEqual({ n, status: refused });
+    }
+  });
+
   test("a body within the cap is still parsed (repeated names become a list)", async () => {
     h = await createHarness();
     const jwt = await h.login();

@@ -5,8 +5,11 @@ import { AppError, invalid, tooLarge } from "../errors";
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
 
-/** Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while reading). */
-export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while
+ * reading). `inspect` sees each chunk as it arrives and may throw to stop reading at once.
+ */
+export async function readLimited(request: Request, limit: number, inspect?: (chunk: Uint8Array) => void): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) throw bodyTooLarge(limit);
   if (!request.body) return new Uint8Array();
@@ -17,9 +20,12 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
+    try {
+      if (size > limit) throw bodyTooLarge(limit);
+      inspect?.(value);
+    } catch (e) {
       await reader.cancel().catch(() => {});
-      throw bodyTooLarge(limit);
+      throw e;
     }
     parts.push(value);
   }
@@ -88,11 +94,10 @@ export const MAX_MULTIPART_FIELDS = 1000;
 /** Reads a multipart body under `limit` and turns it into a plain object (repeated keys → arrays). */
 export async function parseMultipart(request: Request, limit: number): Promise<Record<string, unknown>> {
   const contentType = request.headers.get("content-type") ?? "";
-  const bytes = await readLimited(request, limit);
-  // Counted on the raw bytes (one linear scan), so a body of 100,000 tiny fields is refused
-  // before the form parser builds 100,000 entries.
   const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
-  if (boundary && countOccurrences(bytes, `--${boundary}`) > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
+  // Parts are counted on the raw bytes as they arrive, so a body of 100,000 tiny fields is
+  // refused after its first few KB, before the form parser builds 100,000 entries.
+  const bytes = await readLimited(request, limit, boundary ? partCounter(`--${boundary}`) : undefined);
   let form: Awaited<ReturnType<Response["formData"]>>;
   try {
     form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
@@ -114,11 +119,22 @@ export async function parseMultipart(request: Request, limit: number): Promise<R
 
 const tooManyFields = () => tooLarge(`A multipart body may carry at most ${MAX_MULTIPART_FIELDS.toLocaleString("en-US")} fields`);
 
-function countOccurrences(bytes: Uint8Array, needle: string): number {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let n = 0;
-  for (let at = buf.indexOf(needle); at !== -1 && n <= MAX_MULTIPART_FIELDS + 1; at = buf.indexOf(needle, at + needle.length)) n++;
-  return n;
+/** Counts boundary lines across chunks (one per part, plus the closing one) and throws past the cap. */
+function partCounter(delimiter: string): (chunk: Uint8Array) => void {
+  const needle = Buffer.from(delimiter);
+  let tail = Buffer.alloc(0); // the previous chunk's last bytes, for a delimiter split across chunks
+  let count = 0;
+  return (chunk) => {
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const seam = Buffer.concat([tail, buf.subarray(0, needle.length - 1)]);
+    for (let at = seam.indexOf(needle); at !== -1 && at < tail.length; at = seam.indexOf(needle, at + 1)) count++;
+    for (let at = buf.indexOf(needle); at !== -1; at = buf.indexOf(needle, at + needle.length)) {
+      if (++count > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
+    }
+    if (count > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
+    const recent = buf.length >= needle.length - 1 ? buf : Buffer.concat([tail, buf]);
+    tail = Buffer.from(recent.subarray(Math.max(0, recent.length - (needle.length - 1))));
+  };
 }
 
 /** No request may carry more than this; routes that take files set their own, smaller caps. */
