@@ -111,6 +111,7 @@ export function authPlugin(deps: AuthDeps) {
     sessionJwt: SessionJwt,
     meta: RequestMeta,
     set: { headers: Record<string, unknown> },
+    budget: LimitClass,
   ): Promise<Principal | undefined> => {
     const orgHeader = headers.get("x-organization-id");
     const { token, session } = credentials(headers);
@@ -118,7 +119,7 @@ export function authPlugin(deps: AuthDeps) {
       const principal = checkToken(token, meta);
       if (orgHeader !== null) throw forbidden("X-Organization-Id is for super-admin sessions, not API tokens");
       if (via === "jwt") {
-        limit(`token:${principal.tokenId}`, "default", set);
+        limit(`token:${principal.tokenId}`, budget, set);
         throw forbidden("This endpoint needs a user session (JWT); API tokens cannot manage tokens or accounts");
       }
       return principal;
@@ -183,7 +184,7 @@ export function authPlugin(deps: AuthDeps) {
           } else {
             let principal: Principal | undefined;
             try {
-              principal = await identify(via, request.headers, sessionJwt, meta, set);
+              principal = await identify(via, request.headers, sessionJwt, meta, set, budget);
             } catch (e) {
               if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
               throw e;
