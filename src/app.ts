@@ -1,10 +1,12 @@
 // createApp(services): error handler → request facts and body limits → explorer → feature routes.
+// No body is read before its caller is authenticated: parse only wraps it (PendingBody), the
+// `auth` route option reads it after the credentials and the rate limit are checked.
 import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { errorHandler } from "./platform/http/errors";
 import { explorer } from "./platform/http/explorer";
 import { beginRequest } from "./platform/http/request-meta";
-import { bodyTooLarge, parseJsonBody, parseMultipart, refuseOtherBody } from "./platform/http/body";
+import { bodyTooLarge, MAX_REQUEST_BYTES, PendingBody } from "./platform/http/body";
 import { knowledgeRoutes } from "./features/knowledge/routes";
 import { searchRoutes } from "./features/knowledge/search-routes";
 import { accountRoutes } from "./features/accounts/routes";
@@ -18,8 +20,7 @@ import { executionRoutes } from "./features/workflows/execution-routes";
 import { agentRoutes } from "./features/agents/routes";
 import type { Services } from "./services";
 
-/** No request may carry more than this; routes that take files set their own, smaller caps. */
-export const MAX_REQUEST_BYTES = 51 * 1024 * 1024;
+export { MAX_REQUEST_BYTES };
 
 let appSeed = 0;
 
@@ -35,12 +36,7 @@ export function createApp(s: Services) {
       set.headers["x-request-id"] = meta.id;
       if (Number(request.headers.get("content-length") ?? 0) > MAX_REQUEST_BYTES) throw bodyTooLarge(MAX_REQUEST_BYTES);
     })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // Multipart bodies are read under the global cap; routes that take files check their own.
-      if (contentType.startsWith("multipart/form-data")) return parseMultipart(request, MAX_REQUEST_BYTES);
-      if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
-      return refuseOtherBody(request, contentType);
-    })
+    .onParse({ as: "global" }, ({ request, contentType }) => new PendingBody(request, contentType))
     .use(explorer(s.version))
     .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
     .use(accountRoutes(auth, s.accounts, s.activity, s.clock))

@@ -141,7 +141,9 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
     });
 
     test("is healthy with vectors ok", async () => {
-      const r = await get("/health");
+      // The parts' details are for an owner's session; anonymous callers get only their status.
+      const jwt = ((await (await get("/api/auth/login", json({ email: "admin@localhost", password: PASSWORD }))).json()) as { data: { token: string } }).data.token;
+      const r = await get("/health", { headers: { authorization: `Bearer ${jwt}` } });
       expect(r.status).toBe(200);
       const body = (await r.json()) as { status: string; version: string; checks: Record<string, { status: string; detail?: string }> };
       expect(body.status).toBe("ok");

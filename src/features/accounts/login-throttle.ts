@@ -1,23 +1,60 @@
-// Slows down repeated failed logins from one address: free attempts first, then doubling waits.
+// Bounds password guessing twice: per address (free attempts first, then doubling waits) and per
+// account (a fixed budget of failures per window, whatever addresses they come from).
 const FREE_FAILURES = 5;
 const MAX_DELAY_MS = 8000;
 const FORGET_AFTER_MS = 15 * 60_000;
+/** Failed sign-ins one account takes per window; past it the password is not even checked. */
+export const ACCOUNT_FAILURE_BUDGET = 10;
+export const ACCOUNT_WINDOW_MS = 15 * 60_000;
+/** Keys kept per map; under a flood of distinct emails or addresses the oldest go first. */
+const MAX_KEYS = 50_000;
+
+type Entry = { count: number; first: number; last: number; refused?: boolean };
 
 export function createLoginThrottle(now: () => number) {
-  const failures = new Map<string, { count: number; last: number }>();
+  const byAddress = new Map<string, Entry>();
+  const byAccount = new Map<string, Entry>();
+
+  const note = (map: Map<string, Entry>, key: string, stale: (e: Entry) => boolean) => {
+    const e = map.get(key);
+    const t = now();
+    const next = e && !stale(e) ? { ...e, count: e.count + 1, last: t } : { count: 1, first: t, last: t };
+    map.delete(key); // re-inserted last, so eviction below drops the least recently failed
+    map.set(key, next);
+    if (map.size > MAX_KEYS) {
+      for (const [k, v] of map) if (stale(v)) map.delete(k);
+      for (const k of map.keys()) {
+        if (map.size <= MAX_KEYS) break;
+        map.delete(k);
+      }
+    }
+  };
+  const addressStale = (e: Entry) => now() - e.last > FORGET_AFTER_MS;
+  const accountStale = (e: Entry) => now() - e.first >= ACCOUNT_WINDOW_MS;
+
   return {
-    /** How long this attempt must wait before its password is checked. */
-    delayMs(key: string): number {
-      const f = failures.get(key);
-      if (!f || now() - f.last > FORGET_AFTER_MS) return 0;
+    /** How long an attempt from this address must wait before its password is checked. */
+    delayMs(address: string): number {
+      const f = byAddress.get(address);
+      if (!f || addressStale(f)) return 0;
       return f.count < FREE_FAILURES ? 0 : Math.min(MAX_DELAY_MS, 250 * 2 ** (f.count - FREE_FAILURES));
     },
-    failed(key: string) {
-      const f = failures.get(key);
-      const count = f && now() - f.last <= FORGET_AFTER_MS ? f.count + 1 : 1;
-      failures.set(key, { count, last: now() });
-      if (failures.size > 10_000) for (const [k, v] of failures) if (now() - v.last > FORGET_AFTER_MS) failures.delete(k);
+    /**
+     * Seconds until this account takes sign-in attempts again (0: now), and whether this is the
+     * first refusal of its window (the one the security trail records).
+     */
+    accountRefusal(email: string): { retryAfter: number; first: boolean } {
+      const e = byAccount.get(email);
+      if (!e || accountStale(e) || e.count < ACCOUNT_FAILURE_BUDGET) return { retryAfter: 0, first: false };
+      const first = !e.refused;
+      e.refused = true;
+      return { retryAfter: Math.max(1, Math.ceil((e.first + ACCOUNT_WINDOW_MS - now()) / 1000)), first };
     },
-    succeeded: (key: string) => void failures.delete(key),
+    failed(address: string, email: string) {
+      note(byAddress, address, addressStale);
+      note(byAccount, email, accountStale);
+    },
+    /** Clears the address's slow-down; the account's budget is kept, so a success between guesses does not refill it. */
+    succeeded: (address: string) => void byAddress.delete(address),
   };
 }

@@ -43,8 +43,12 @@ export const CreateUserBody = t.Object(
   { additionalProperties: false },
 );
 
+const ACTIONS = ["organization_override", "login_succeeded", "login_failed", "login_throttled"] as const;
+
 export const ActivityQuery = t.Object({
-  action: t.Optional(t.UnionEnum(["organization_override", "login_succeeded", "login_failed"])),
+  // A union of literals, not t.UnionEnum: Elysia fills a missing optional UnionEnum in a query
+  // with its first value, which turned "every action" into "overrides only".
+  action: t.Optional(t.Union(ACTIONS.map((a) => t.Literal(a)))),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
 });
 

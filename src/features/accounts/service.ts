@@ -78,17 +78,23 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
     organizationExists: (id: string) =>
       db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, id.toLowerCase())).get() !== undefined,
 
+    organizationOfEmail: (email: string): string | null =>
+      db.select({ organizationId: users.organizationId }).from(users).where(eq(users.email, email.trim().toLowerCase())).get()?.organizationId ?? null,
+
     hasUsers: () => (db.select({ n: count() }).from(users).get()?.n ?? 0) > 0,
 
-    /** The user whose email and password match, or null. */
-    async verifyLogin(email: string, password: string): Promise<UserRow | null> {
+    /**
+     * The user whose email and password match (`user`), else null with the organization of the
+     * account the email names, if any (where the failure is filed).
+     */
+    async verifyLogin(email: string, password: string): Promise<{ user: UserRow | null; organizationId: string | null }> {
       const u = db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
       if (!u) {
         dummyHash ??= Bun.password.hash("not a real password", { algorithm: "argon2id" });
         await Bun.password.verify(password, await dummyHash);
-        return null;
+        return { user: null, organizationId: null };
       }
-      return (await Bun.password.verify(password, u.passwordHash)) ? u : null;
+      return (await Bun.password.verify(password, u.passwordHash)) ? { user: u, organizationId: u.organizationId } : { user: null, organizationId: u.organizationId };
     },
 
     createOrganizationRow(name: string): OrganizationRow {

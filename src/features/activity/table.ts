@@ -8,7 +8,7 @@ export const activityEvents = sqliteTable(
     // No foreign keys: the trail must outlive the users and organizations it mentions.
     organizationId: text("organization_id"),
     actorUserId: text("actor_user_id"),
-    action: text("action", { enum: ["organization_override", "login_succeeded", "login_failed"] }).notNull(),
+    action: text("action", { enum: ["organization_override", "login_succeeded", "login_failed", "login_throttled"] }).notNull(),
     targetOrganizationId: text("target_organization_id"),
     method: text("method"),
     endpoint: text("endpoint"),

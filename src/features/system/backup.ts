@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { invalid } from "../../platform/errors";
+import { privateFile } from "../../platform/db/database";
 
 export interface BackupResult {
   file: string;
@@ -17,9 +18,12 @@ export interface BackupResult {
 export function backupDatabase(sqlite: Database, target: string, loadExtension?: (db: Database) => void): BackupResult {
   const file = resolve(target);
   if (existsSync(file)) throw invalid(`backup target ${file} already exists; choose a new file name`);
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const partial = `${file}.partial`;
   rmSync(partial, { force: true });
+  // Created empty and private first (VACUUM INTO accepts an empty file): a copy holds the same
+  // secrets as the database.
+  privateFile(partial);
   sqlite.query("VACUUM INTO ?").run(partial);
   const copy = new Database(partial, { readonly: true });
   try {

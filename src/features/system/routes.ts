@@ -5,24 +5,45 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
 import { forbidden } from "../../platform/errors";
 import { errors, ok } from "../../platform/http/schemas";
-import type { HealthRegistry } from "./health";
+import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
+import type { CheckName, CheckState, HealthRegistry } from "./health";
 import type { BackupResult } from "./backup";
+
+const statusesOnly = (checks: Record<CheckName, CheckState>) =>
+  Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }])) as Record<CheckName, { status: CheckState["status"] }>;
 
 const Check = t.Object({ status: t.UnionEnum(["ok", "loading", "unavailable"]), detail: t.Optional(t.String()), reason: t.Optional(t.String()) });
 
 export function systemRoutes(deps: { auth: AuthPlugin; health: HealthRegistry; version: string; dataDir: string; clock: Clock; backup: (file: string) => BackupResult }) {
   return new Elysia()
     .use(deps.auth)
-    .get("/health", async () => ({ status: "ok" as const, version: deps.version, checks: await deps.health.report() }), {
-      response: {
-        200: t.Object({
-          status: t.Literal("ok"),
-          version: t.String(),
-          checks: t.Object({ database: Check, vectors: Check, embedder: Check, transcriber: Check, llm: Check }),
-        }),
+    .get(
+      "/health",
+      async ({ principal }) => {
+        // "optional" auth: anonymous callers (monitors) have no principal.
+        const caller = principal as Principal | undefined;
+        const checks = await deps.health.report();
+        // Details name model paths, the Ollama URL and failure reasons: operators' business only.
+        return { status: "ok" as const, version: deps.version, checks: caller && isOrgAdmin(caller) ? checks : statusesOnly(checks) };
       },
-      detail: { tags: ["Operations"], summary: "Liveness and the state of each part", security: [] },
-    })
+      {
+        auth: "optional",
+        response: {
+          200: t.Object({
+            status: t.Literal("ok"),
+            version: t.String(),
+            checks: t.Object({ database: Check, vectors: Check, embedder: Check, transcriber: Check, llm: Check }),
+          }),
+          ...errors(401),
+        },
+        detail: {
+          tags: ["Operations"],
+          summary: "Liveness and the state of each part",
+          description: "Anyone gets ok, loading or unavailable per part; an owner's or admin's session also gets each part's detail or reason.",
+          security: [{}, { session: [] }],
+        },
+      },
+    )
     .post(
       "/api/admin/backup",
       ({ principal, set }) => {

@@ -3,22 +3,27 @@
 //   auth: "token" API token only (the validate endpoint)
 //   auth: "any"   API token or user session (everything a workspace integration may call)
 //   auth: "none"  public, limited per client address (login)
+//   auth: "optional" public and unlimited; credentials, when sent, must be valid and give `principal`
+//                  (/health shows details to admins)
 // Append ":strict" for the strict budget (upload, chat, transcription, executions).
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
 import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
 import { rateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
 import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
+import { PendingBody } from "../http/body";
 import type { Authenticator } from "./authenticator";
 import type { Principal, TokenPrincipal, UserPrincipal } from "./principal";
 
-type Via = "jwt" | "token" | "any" | "none";
+type Via = "jwt" | "token" | "any" | "none" | "optional";
 export type AuthSpec = Via | `${Via}:strict`;
 
 export const SESSION_SECONDS = 12 * 60 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const INVALID_TOKEN = "Invalid API token";
+
+type SessionJwt = { verify(t: string): Promise<false | { sub?: string; exp?: number }> };
 
 export interface AuthDeps {
   authenticator: Authenticator;
@@ -64,7 +69,7 @@ export function authPlugin(deps: AuthDeps) {
   // A verified session string always verifies the same way until it expires, so its signature is
   // checked once and remembered (bounded); the user is still loaded on every request.
   const verified = new Map<string, { sub: string; exp: number }>();
-  const verifySession = async (session: string, sessionJwt: { verify(t: string): Promise<false | { sub?: string; exp?: number }> }) => {
+  const verifySession = async (session: string, sessionJwt: SessionJwt) => {
     const hit = verified.get(session);
     if (hit) {
       if (hit.exp * 1000 > Date.now()) return hit.sub;
@@ -87,6 +92,52 @@ export function authPlugin(deps: AuthDeps) {
     if (!user.isSuperAdmin) throw forbidden("Only super admins may send X-Organization-Id");
     if (!authenticator.organizationExists(orgId)) throw notFound("Organization");
     return { ...user, organizationId: orgId.toLowerCase() };
+  };
+
+  /**
+   * Failed authentication is paid from the client address's default budget; past it, failures
+   * answer 429 instead of 401. Valid credentials from that address still pass (one bad client
+   * behind a shared address or a proxy cannot lock the others out), and the success path pays
+   * nothing for this.
+   */
+  const refuseRepeatedFailures = (meta: RequestMeta, set: { headers: Record<string, unknown> }) => {
+    limit(`auth-failure:${meta.ip ?? "unknown"}`, "default", set);
+  };
+
+  /** Who sent the request, by the credentials `via` accepts; undefined only for "optional" without any. */
+  const identify = async (
+    via: Exclude<Via, "none">,
+    headers: Headers,
+    sessionJwt: SessionJwt,
+    meta: RequestMeta,
+    set: { headers: Record<string, unknown> },
+    budget: LimitClass,
+  ): Promise<Principal | undefined> => {
+    const orgHeader = headers.get("x-organization-id");
+    const { token, session } = credentials(headers);
+    if (token !== undefined) {
+      const principal = checkToken(token, meta);
+      if (orgHeader !== null) throw forbidden("X-Organization-Id is for super-admin sessions, not API tokens");
+      if (via === "jwt") {
+        limit(`token:${principal.tokenId}`, budget, set);
+        throw forbidden("This endpoint needs a user session (JWT); API tokens cannot manage tokens or accounts");
+      }
+      return principal;
+    }
+    if (session !== undefined) {
+      if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
+      const userId = await verifySession(session, sessionJwt);
+      const user = userId ? authenticator.userPrincipal(userId) : null;
+      if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+      meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
+      return actAs(user, orgHeader, meta);
+    }
+    if (via === "optional") return undefined;
+    throw unauthorized(
+      via === "jwt"
+        ? "Authentication required: send Authorization: Bearer <JWT> from POST /api/auth/login"
+        : "Authentication required: send an API token (X-API-Token or Authorization: Bearer svc_...) or a session JWT",
+    );
   };
 
   const audit = (meta: RequestMeta, statusCode: number) => {
@@ -117,46 +168,32 @@ export function authPlugin(deps: AuthDeps) {
     .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
     .macro({
       auth: (spec: AuthSpec) => ({
-        // Authentication runs at the transform stage, before the request is validated, so a bad
-        // credential is a 401 (and a token's use is audited and budgeted) whatever the body holds.
-        async transform({ request, sessionJwt, set }) {
+        // Runs at the transform stage, the first one that knows the route; the body is still a
+        // PendingBody then (app.ts), and is read only after the caller passed authentication and
+        // its budget. So a bad credential is a 401 (and a token's use is audited and budgeted)
+        // whatever the body holds, and costs Hearth no body read.
+        async transform(context) {
+          const { request, sessionJwt, set } = context;
           const [via, cls] = spec.split(":") as [Via, "strict" | undefined];
           const budget: LimitClass = cls === "strict" ? "strict" : "default";
           const meta = requestMeta(request);
           meta.onSettle = (statusCode) => audit(meta, statusCode);
-          const orgHeader = request.headers.get("x-organization-id");
 
           if (via === "none") {
             limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
-            return;
-          }
-
-          const { token, session } = credentials(request.headers);
-          let principal: Principal;
-          if (token !== undefined) {
-            const tokenPrincipal = checkToken(token, meta);
-            principal = tokenPrincipal;
-            if (orgHeader !== null) throw forbidden("X-Organization-Id is for super-admin sessions, not API tokens");
-            if (via === "jwt") {
-              limit(`token:${tokenPrincipal.tokenId}`, budget, set);
-              throw forbidden("This endpoint needs a user session (JWT); API tokens cannot manage tokens or accounts");
-            }
-          } else if (session !== undefined) {
-            if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
-            const userId = await verifySession(session, sessionJwt);
-            const user = userId ? authenticator.userPrincipal(userId) : null;
-            if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
-            meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
-            principal = actAs(user, orgHeader, meta);
           } else {
-            throw unauthorized(
-              via === "jwt"
-                ? "Authentication required: send Authorization: Bearer <JWT> from POST /api/auth/login"
-                : "Authentication required: send an API token (X-API-Token or Authorization: Bearer svc_...) or a session JWT",
-            );
+            let principal: Principal | undefined;
+            try {
+              principal = await identify(via, request.headers, sessionJwt, meta, set, budget);
+            } catch (e) {
+              if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
+              throw e;
+            }
+            meta.principal = principal;
+            // Optional credentials (/health) are never budgeted, like the anonymous call.
+            if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
           }
-          meta.principal = principal;
-          limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
+          if (context.body instanceof PendingBody) context.body = await context.body.read();
         },
         resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
       }),

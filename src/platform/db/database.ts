@@ -1,6 +1,6 @@
 // Opens Hearth's one SQLite file: pragmas, the single-instance lock, sqlite-vec, drizzle.
 import { Database } from "bun:sqlite";
-import { mkdirSync, writeFileSync, readFileSync, accessSync, constants } from "node:fs";
+import { mkdirSync, writeFileSync, readFileSync, accessSync, constants, chmodSync, closeSync, existsSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { getLoadablePath } from "sqlite-vec";
@@ -17,6 +17,15 @@ export interface Storage {
   /** A second connection to the same file, for a hot path that needs its own durability. */
   openConnection(durability: Durability): { sqlite: Database; db: Db };
   close(): void;
+}
+
+/**
+ * Creates `path` readable and writable by Hearth's user only (0600), or tightens it if it exists:
+ * the database holds password hashes, token hashes and the session signing secret.
+ */
+export function privateFile(path: string): void {
+  closeSync(openSync(path, "a", 0o600));
+  chmodSync(path, 0o600);
 }
 
 /** Another Hearth already holds the data dir. */
@@ -46,6 +55,7 @@ export function applyPragmas(sqlite: Database, durability: Durability = "FULL"):
 export function lockDataDir(dataDir: string): { release(): void } {
   const lockPath = join(dataDir, "hearth.lock");
   const pidPath = join(dataDir, "hearth.pid");
+  privateFile(lockPath);
   const lock = new Database(lockPath, { create: true });
   try {
     lock.exec("PRAGMA busy_timeout = 0");
@@ -59,7 +69,8 @@ export function lockDataDir(dataDir: string): { release(): void } {
     } catch {}
     throw new InstanceLockedError(`another Hearth (${holder}) is already using the data dir ${dataDir}; stop it first or choose another HEARTH_DATA_DIR`);
   }
-  writeFileSync(pidPath, String(process.pid));
+  writeFileSync(pidPath, String(process.pid), { mode: 0o600 });
+  chmodSync(pidPath, 0o600);
   return {
     release() {
       try {
@@ -72,7 +83,8 @@ export function lockDataDir(dataDir: string): { release(): void } {
 
 export function ensureDataDir(dataDir: string): void {
   try {
-    mkdirSync(dataDir, { recursive: true });
+    // 0700 for the folders Hearth creates; an existing folder is the operator's choice.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     accessSync(dataDir, constants.W_OK);
   } catch {
     throw new ConfigError(`HEARTH_DATA_DIR ${dataDir} cannot be created or written`);
@@ -83,6 +95,10 @@ export function ensureDataDir(dataDir: string): void {
 export async function openStorage(dataDir: string): Promise<Storage> {
   ensureDataDir(dataDir);
   const path = join(dataDir, "hearth.db");
+  // SQLite gives the WAL and shm files the database's mode, so a 0600 database keeps them private;
+  // ones left by an older Hearth are tightened too.
+  privateFile(path);
+  for (const f of [`${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
   const sqlite = new Database(path, { create: true, strict: true });
   applyPragmas(sqlite);
   const vec = await nativePath("vec0.so", dataDir, getLoadablePath);

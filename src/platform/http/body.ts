@@ -5,8 +5,11 @@ import { AppError, invalid, tooLarge } from "../errors";
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
 
-/** Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while reading). */
-export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while
+ * reading). `inspect` sees each chunk as it arrives and may throw to stop reading at once.
+ */
+export async function readLimited(request: Request, limit: number, inspect?: (chunk: Uint8Array) => void): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) throw bodyTooLarge(limit);
   if (!request.body) return new Uint8Array();
@@ -17,9 +20,12 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
+    try {
+      if (size > limit) throw bodyTooLarge(limit);
+      inspect?.(value);
+    } catch (e) {
       await reader.cancel().catch(() => {});
-      throw bodyTooLarge(limit);
+      throw e;
     }
     parts.push(value);
   }
@@ -82,19 +88,78 @@ export async function refuseOtherBody(request: Request, contentType: string): Pr
 }
 
 
+/** Fields (parts) one multipart body may carry: a file upload needs a handful, never thousands. */
+export const MAX_MULTIPART_FIELDS = 1000;
+
 /** Reads a multipart body under `limit` and turns it into a plain object (repeated keys → arrays). */
 export async function parseMultipart(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const bytes = await readLimited(request, limit);
+  const contentType = request.headers.get("content-type") ?? "";
+  const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
+  // Parts are counted on the raw bytes as they arrive, so a body of 100,000 tiny fields is
+  // refused after its first few KB, before the form parser builds 100,000 entries.
+  const bytes = await readLimited(request, limit, boundary ? partCounter(`--${boundary}`) : undefined);
   let form: Awaited<ReturnType<Response["formData"]>>;
   try {
-    form = await new Response(bytes, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+    form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
   } catch {
     throw invalid("Request body is not valid multipart/form-data");
   }
-  const out: Record<string, unknown> = {};
-  for (const key of new Set(form.keys())) {
-    const values = form.getAll(key);
-    out[key] = values.length === 1 ? values[0] : values;
+  const out: Record<string, unknown> = Object.create(null);
+  let fields = 0;
+  // One pass over the entries: linear in the number of fields.
+  for (const [key, value] of form.entries()) {
+    if (++fields > MAX_MULTIPART_FIELDS) throw tooManyFields();
+    const seen = out[key];
+    if (seen === undefined) out[key] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else out[key] = [seen, value];
   }
-  return out;
+  return { ...out };
+}
+
+const tooManyFields = () => tooLarge(`A multipart body may carry at most ${MAX_MULTIPART_FIELDS.toLocaleString("en-US")} fields`);
+
+/** Counts boundary lines across chunks (one per part, plus the closing one) and throws past the cap. */
+function partCounter(delimiter: string): (chunk: Uint8Array) => void {
+  const needle = Buffer.from(delimiter);
+  let tail = Buffer.alloc(0); // the previous chunk's last bytes, for a delimiter split across chunks
+  let count = 0;
+  return (chunk) => {
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const seam = Buffer.concat([tail, buf.subarray(0, needle.length - 1)]);
+    for (let at = seam.indexOf(needle); at !== -1 && at < tail.length; at = seam.indexOf(needle, at + 1)) count++;
+    for (let at = buf.indexOf(needle); at !== -1; at = buf.indexOf(needle, at + needle.length)) {
+      if (++count > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
+    }
+    if (count > MAX_MULTIPART_FIELDS + 1) throw tooManyFields();
+    const recent = buf.length >= needle.length - 1 ? buf : Buffer.concat([tail, buf]);
+    tail = Buffer.from(recent.subarray(Math.max(0, recent.length - (needle.length - 1))));
+  };
+}
+
+/** No request may carry more than this; routes that take files set their own, smaller caps. */
+export const MAX_REQUEST_BYTES = 51 * 1024 * 1024;
+
+/** Reads and parses a body by its content type: multipart under the global cap, JSON, or nothing. */
+export function readBody(request: Request, contentType: string): Promise<unknown> {
+  // Routes that take files check their own caps on the parsed file.
+  if (contentType.startsWith("multipart/form-data")) return parseMultipart(request, MAX_REQUEST_BYTES);
+  if (contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBody(request);
+  return refuseOtherBody(request, contentType);
+}
+
+/**
+ * A body not read yet. The parse stage runs before Hearth knows who is calling, so it only wraps
+ * the request; the auth step reads the body once the caller has passed authentication and its
+ * rate limit (see platform/auth/plugin.ts). A request that fails either is answered unread.
+ */
+export class PendingBody {
+  constructor(
+    private readonly request: Request,
+    private readonly contentType: string,
+  ) {}
+
+  read(): Promise<unknown> {
+    return readBody(this.request, this.contentType);
+  }
 }

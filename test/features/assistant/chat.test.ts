@@ -148,7 +148,7 @@ describe("without a usable model", () => {
     expect(response.answer).toContain("ollama pull llama3.2");
     expect(response.answer).toContain("[1] ops.pdf, page 3");
     expect(response.sources[0]).toMatchObject({ index: 1, page: 3 });
-    const health = await h.call("GET", "/health");
+    const health = await h.call("GET", "/health", { token: jwt }); // details are for owners/admins
     expect(health.body.checks.llm).toEqual({ status: "unavailable", reason: 'the model "llama3.2" is not available in Ollama (run: ollama pull llama3.2)' });
   });
 
@@ -168,7 +168,7 @@ describe("without a usable model", () => {
       expect(response.metadata.mode).toBe("retrieval-only");
       expect(response.answer).toContain(`Ollama is not reachable at ${url}`);
       expect(response.sources).toEqual([]);
-      const health = await down.call("GET", "/health");
+      const health = await down.call("GET", "/health", { token: downJwt });
       expect(health.body.checks.llm).toEqual({ status: "unavailable", reason: `Ollama is not reachable at ${url}` });
     } finally {
       await down.close();

@@ -56,7 +56,7 @@ describe("durable ingestion", () => {
     const jwt = await a.login();
     const ws = await defaultWorkspaceId(a, jwt);
     a.services.start();
-    const health = (await a.call("GET", "/health")).body;
+    const health = (await a.call("GET", "/health", { token: jwt })).body; // details are for owners/admins
     expect(health.status).toBe("ok");
     expect(health.checks.embedder.status).toBe("unavailable");
     expect(health.checks.embedder.reason).toContain("missing");

@@ -1,0 +1,144 @@
+// Hostile-requests suite: /health p99 and server RSS while floods of 6 MB multipart bodies arrive
+// (without credentials, and with a valid token but 100,000 fields), against idle.
+import { join } from "node:path";
+import { buildRequest, HttpConnection } from "./lib/http-client";
+import { cpuMeter, openSession } from "./lib/hearth-api";
+import { baseEnv, readRssMb, startServer, type RunningServer } from "./lib/servers";
+import { percentile, round } from "./lib/stats";
+import { measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
+
+const SENDERS = 4;
+const PHASE_MS = 8_000;
+/** A flood request that takes longer is abandoned (and counted); the server may still be busy with it. */
+const REQUEST_TIMEOUT_MS = 20_000;
+const HEALTH_EVERY_MS = 20;
+const IDLE_SAMPLES = 300;
+const FIELDS = 100_000;
+const GOALS = { rssMb: 1024, healthP99Ratio: 2 };
+
+/** 100,000 tiny fields, about 6 MB: the body of the report in issue 15. */
+function manyFieldBody(): { body: Uint8Array; contentType: string } {
+  const parts = Array.from({ length: FIELDS }, (_, i) => `--HB\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
+  return { body: new TextEncoder().encode(parts.join("") + "--HB--\r\n"), contentType: "multipart/form-data; boundary=HB" };
+}
+
+/** Sequential /health requests on one keep-alive connection until `stop()`; latencies in ms. */
+async function sampleHealth(server: RunningServer, until: () => boolean, max = Number.POSITIVE_INFINITY): Promise<number[]> {
+  const conn = await HttpConnection.open(server.host, server.port);
+  const req = buildRequest(server.host, server.port, "/health");
+  const samples: number[] = [];
+  try {
+    while (!until() && samples.length < max) {
+      const t0 = performance.now();
+      const res = await conn.request(req);
+      if (res.status !== 200) throw new Error(`/health answered ${res.status}`);
+      samples.push(performance.now() - t0);
+      await Bun.sleep(HEALTH_EVERY_MS);
+    }
+  } finally {
+    conn.close();
+  }
+  return samples;
+}
+
+interface Flood {
+  sent: number;
+  statuses: Record<string, number>;
+  healthP99: number;
+  healthSamples: number;
+  peakRssMb: number;
+  seconds: number;
+  /** CPU cores the server used, and everything else on the machine (this client included). */
+  serverCores: number;
+  otherCores: number;
+}
+
+/** `SENDERS` clients post `body` in a loop for PHASE_MS while /health is sampled and RSS watched. */
+async function flood(server: RunningServer, headers: Record<string, string>, body: Uint8Array): Promise<Flood> {
+  const base = `http://${server.host}:${server.port}`;
+  const statuses: Record<string, number> = {};
+  let sent = 0;
+  let peakRssMb = readRssMb(server.pid);
+  const rssTimer = setInterval(() => (peakRssMb = Math.max(peakRssMb, readRssMb(server.pid))), 50);
+  const cpu = cpuMeter([server.pid]);
+  const t0 = performance.now();
+  const over = () => performance.now() - t0 > PHASE_MS;
+  const sender = async () => {
+    while (!over()) {
+      let key: string;
+      try {
+        const res = await fetch(`${base}/api/assistant/chat`, { method: "POST", headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        await res.arrayBuffer();
+        key = String(res.status);
+      } catch (e) {
+        key = (e as Error).name === "TimeoutError" ? "timeout" : "error";
+      }
+      statuses[key] = (statuses[key] ?? 0) + 1;
+      sent++;
+    }
+  };
+  const [health] = await Promise.all([sampleHealth(server, over), ...Array.from({ length: SENDERS }, sender)]);
+  const seconds = (performance.now() - t0) / 1000;
+  const used = cpu();
+  clearInterval(rssTimer);
+  peakRssMb = Math.max(peakRssMb, readRssMb(server.pid));
+  return { sent, statuses, healthP99: percentile(health, 99), healthSamples: health.length, peakRssMb, seconds, serverCores: used.oursCores, otherCores: used.otherCores };
+}
+
+async function run(ctx: SuiteContext) {
+  const password = `bench-${crypto.randomUUID()}`;
+  const hearth = await startServer({
+    name: "hearth",
+    cmd: [ctx.bun, join(ctx.root, "src/main.ts"), "serve", "--host", "127.0.0.1", "--port", "0"],
+    // Budgets out of the way: every flood request reaches authentication (and, with the token, the body).
+    env: baseEnv({ HEARTH_DATA_DIR: join(ctx.tmp, "data"), HEARTH_ADMIN_PASSWORD: password, HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000", HEARTH_OFFLINE: "1" }),
+    cwd: ctx.root,
+  });
+  try {
+    const session = await openSession(hearth, "admin@localhost", password);
+    const { body, contentType } = manyFieldBody();
+
+    ctx.log(`idle: ${IDLE_SAMPLES} /health requests`);
+    const idle = await sampleHealth(hearth, () => false, IDLE_SAMPLES);
+    const idleP99 = percentile(idle, 99);
+    const idleRss = readRssMb(hearth.pid);
+
+    ctx.log(`flood 1: ${SENDERS} senders of ${(body.byteLength / 2 ** 20).toFixed(1)} MB multipart bodies without credentials, ${PHASE_MS / 1000} s`);
+    const anon = await flood(hearth, { "content-type": contentType }, body);
+    ctx.log(`flood 2: the same bodies with a valid API token (${FIELDS.toLocaleString("en-US")} fields each), ${PHASE_MS / 1000} s`);
+    const token = await flood(hearth, { "content-type": contentType, "x-api-token": session.apiToken }, body);
+
+    const rows = (label: string, f: Flood): MeasurementInput[] => [
+      { name: `/health p99, ${label}`, unit: "ms", value: f.healthP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, details: f, digits: 2 },
+      { name: `peak RSS, ${label}`, unit: "MB", value: f.peakRssMb, baseline: idleRss, baselineName: "RSS idle", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
+      {
+        name: `flood requests answered, ${label}`,
+        unit: "req/s",
+        value: f.sent / f.seconds,
+        note: `statuses ${JSON.stringify(f.statuses)}, ${f.healthSamples} /health samples; CPU: server ${f.serverCores.toFixed(2)} cores, rest of the machine (this client included) ${f.otherCores.toFixed(2)}`,
+        digits: 1,
+      },
+    ];
+    const inputs: MeasurementInput[] = [
+      { name: "/health p99 idle", unit: "ms", value: idleP99, details: { samples: idle.length, p50: round(percentile(idle, 50), 3) }, digits: 2 },
+      ...rows("6 MB multipart flood, no credentials", anon),
+      ...rows("6 MB / 100k-field flood, valid token", token),
+    ];
+    const notes = [
+      `Hearth: bun src/main.ts; ${SENDERS} concurrent senders per flood for ${PHASE_MS / 1000} s, each body ${FIELDS.toLocaleString("en-US")} fields (${(body.byteLength / 2 ** 20).toFixed(1)} MB) to POST /api/assistant/chat`,
+      `/health sampled every ${HEALTH_EVERY_MS} ms on one keep-alive connection during each flood; RSS from /proc every 50 ms`,
+    ];
+    return { measurements: inputs.map((m) => measurement("hostile-requests", m)), info: { senders: SENDERS, phaseMs: PHASE_MS, fields: FIELDS, bodyBytes: body.byteLength, goals: GOALS }, notes };
+  } catch (e) {
+    process.stderr.write(`hearth stderr (tail):\n${hearth.stderrTail()}\n`);
+    throw e;
+  } finally {
+    await hearth.stop();
+  }
+}
+
+export const hostileRequestsSuite: Suite = {
+  name: "hostile-requests",
+  description: "/health p99 and RSS under floods of 6 MB multipart bodies (anonymous; 100k fields with a token) vs idle",
+  run,
+};

@@ -1,0 +1,46 @@
+// Sign-in with password: both throttles, the password check, and the security trail.
+import { AppError, unauthorized } from "../../platform/errors";
+import type { ActivityService } from "../activity/service";
+import { createLoginThrottle } from "./login-throttle";
+import type { AccountsService, UserRow } from "./service";
+
+export interface SignInAttempt {
+  email: string;
+  password: string;
+  method: string;
+  endpoint: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+}
+
+export function createSignIn({ accounts, activity, now }: { accounts: AccountsService; activity: ActivityService; now: () => number }) {
+  const throttle = createLoginThrottle(now);
+
+  return async function signIn(a: SignInAttempt): Promise<UserRow> {
+    const email = a.email.trim().slice(0, 320).toLowerCase();
+    const address = a.ipAddress ?? "unknown";
+    const trail = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email };
+
+    const refusal = throttle.accountRefusal(email);
+    if (refusal.retryAfter > 0) {
+      // Recorded once per window: a flood of refused attempts must not flood the trail.
+      if (refusal.first) activity.record({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...trail });
+      throw new AppError(429, "TooManyRequests", `Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, undefined, {
+        "Retry-After": String(refusal.retryAfter),
+      });
+    }
+    const wait = throttle.delayMs(address);
+    if (wait > 0) await Bun.sleep(wait);
+
+    const { user, organizationId } = await accounts.verifyLogin(email, a.password);
+    if (!user) {
+      throttle.failed(address, email);
+      // Filed under the account's organization, so its admins see guessing; unknown emails under none.
+      activity.record({ action: "login_failed", organizationId, statusCode: 401, ...trail });
+      throw unauthorized("Wrong email or password");
+    }
+    throttle.succeeded(address);
+    activity.record({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, ...trail, detail: null });
+    return user;
+  };
+}

@@ -1,0 +1,128 @@
+// What Hearth shows and leaves on disk: /health tells strangers only ok/loading/unavailable, and
+// every file Hearth writes (database, WAL, shm, lock, backups) is readable by its user only.
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
+import { ensureDataDir, lockDataDir, openStorage } from "../../src/platform/db/database";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+const dirs: string[] = [];
+const procs: Subprocess[] = [];
+afterAll(() => {
+  for (const p of procs) p.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "hearth-ops-"));
+  dirs.push(d);
+  return d;
+};
+
+const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+const CHECKS = ["database", "vectors", "embedder", "transcriber", "llm"];
+
+describe("/health", () => {
+  test("without credentials: the DESIGN shape with only a status per part, no paths, no URLs, no reasons", async () => {
+    h = await createHarness({ HEARTH_OLLAMA_URL: "http://127.0.0.1:9/secret-ollama" });
+    const r = await h.call("GET", "/health");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: "ok", version: expect.any(String) });
+    expect(Object.keys(r.body.checks).sort()).toEqual([...CHECKS].sort());
+    for (const name of CHECKS) {
+      expect(Object.keys(r.body.checks[name])).toEqual(["status"]);
+      expect(["ok", "loading", "unavailable"]).toContain(r.body.checks[name].status);
+    }
+    for (const secret of ["secret-ollama", "127.0.0.1:9", h.services.config.modelsDir, h.dataDir, "sqlite-vec"]) expect(r.text).not.toContain(secret);
+  });
+
+  test("an owner's or admin's session sees the details; members and API tokens do not; a bad credential is 401", async () => {
+    h = await createHarness({ HEARTH_OLLAMA_URL: "http://127.0.0.1:9/secret-ollama" });
+    const owner = await h.login();
+    const orgId = (await h.call("GET", "/api/auth/me", { token: owner })).body.data.user.organization_id;
+    await h.call("POST", `/api/organizations/${orgId}/users`, { token: owner, body: { email: "m@example.test", password: "member-password", role: "member" } });
+    const member = await h.login("m@example.test", "member-password");
+    const ws = await defaultWorkspaceId(h, owner);
+    const token = (await h.call("POST", "/api/api-tokens", { token: owner, body: { product_id: ws, token_name: "probe" } })).body.data.token;
+
+    const detailed = await h.call("GET", "/health", { token: owner });
+    expect(detailed.status).toBe(200);
+    expect(detailed.body.checks.vectors.detail).toStartWith("sqlite-vec");
+    expect(detailed.body.checks.llm).toMatchObject({ status: "unavailable", reason: expect.stringContaining("127.0.0.1:9") });
+    expect(detailed.headers.get("ratelimit-limit")).toBeNull();
+
+    for (const caller of [member, token]) {
+      const r = await h.call("GET", "/health", { token: caller });
+      expect(r.status).toBe(200);
+      for (const name of CHECKS) expect(Object.keys(r.body.checks[name])).toEqual(["status"]);
+    }
+    expect((await h.call("GET", "/health", { token: "svc_" + "x".repeat(40) })).status).toBe(401);
+  });
+});
+
+describe("file modes", () => {
+  test("database, WAL and shm are 0600 after start; a backup is 0600 in a 0700 folder", async () => {
+    h = await createHarness();
+    const db = join(h.dataDir, "hearth.db");
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) expect({ f, mode: mode(f) }).toEqual({ f, mode: "600" });
+
+    const jwt = await h.login();
+    const b = await h.call("POST", "/api/admin/backup", { token: jwt });
+    expect(b.status).toBe(201);
+    expect(mode(b.body.data.file)).toBe("600");
+    expect(mode(join(h.dataDir, "backups"))).toBe("700");
+  });
+
+  test("the lock and pid files are 0600; a data dir Hearth creates is 0700; an old 0644 database is tightened on open", async () => {
+    const dir = join(tempDir(), "nested", "data");
+    ensureDataDir(dir);
+    expect(mode(dir)).toBe("700");
+    const lock = lockDataDir(dir);
+    try {
+      expect(mode(join(dir, "hearth.lock"))).toBe("600");
+      expect(mode(join(dir, "hearth.pid"))).toBe("600");
+    } finally {
+      lock.release();
+    }
+    const first = await openStorage(dir);
+    first.sqlite.exec("CREATE TABLE t (x)");
+    first.close();
+    chmodSync(join(dir, "hearth.db"), 0o644);
+    const again = await openStorage(dir);
+    try {
+      for (const f of ["hearth.db", "hearth.db-wal", "hearth.db-shm"]) if (existsSync(join(dir, f))) expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: "600" });
+    } finally {
+      again.close();
+    }
+  });
+
+  test("the real server and `hearth backup` (default umask 022): every file they write is 0600", async () => {
+    const MAIN = join(import.meta.dir, "../../src/main.ts");
+    const dir = join(tempDir(), "data");
+    const env = { ...process.env, HEARTH_DATA_DIR: dir, HEARTH_ADMIN_PASSWORD: "ops-test-password", HEARTH_MODELS_DIR: join(tempDir(), "no-models") };
+    const proc = Bun.spawn(["sh", "-c", `umask 022 && exec "${process.execPath}" "${MAIN}" serve --port 0`], { env, stdout: "pipe", stderr: "pipe" });
+    procs.push(proc);
+    const reader = proc.stdout.getReader();
+    let out = "";
+    while (!/listening on/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`Hearth did not start: ${out}`);
+      out += new TextDecoder().decode(value);
+    }
+    expect(mode(dir)).toBe("700");
+    for (const f of ["hearth.db", "hearth.db-wal", "hearth.db-shm", "hearth.lock", "hearth.pid"]) expect({ f, mode: mode(join(dir, f)) }).toEqual({ f, mode: "600" });
+
+    const target = join(tempDir(), "copies", "hearth-copy.db");
+    const backup = Bun.spawn(["sh", "-c", `umask 022 && exec "${process.execPath}" "${MAIN}" backup "${target}"`], { env, stdout: "pipe", stderr: "pipe" });
+    expect(await backup.exited).toBe(0);
+    expect(mode(target)).toBe("600");
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }, 30_000);
+});
