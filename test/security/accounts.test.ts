@@ -48,14 +48,14 @@ describe("per-account login budget", () => {
 
     h.clock.advance(15 * 60_000 + 1);
     expect((await login("127.0.0.42", VICTIM, VICTIM_PASSWORD)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("unknown emails have the same budget, so the 429 tells nothing about which accounts exist", async () => {
     const { login } = await setup();
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) statuses.push((await login(`127.0.1.${10 + i}`, "nobody@example.test", "guess")).status);
     expect(statuses).toEqual([...Array(10).fill(401), 429]);
-  });
+  }, 30_000);
 });
 
 describe("failed sign-ins on the organization's trail", () => {
@@ -75,5 +75,5 @@ describe("failed sign-ins on the organization's trail", () => {
     expect(failed).toHaveLength(10);
     expect(throttled).toHaveLength(1);
     expect(throttled[0]).toMatchObject({ detail: VICTIM, status_code: 429 });
-  });
+  }, 30_000);
 });
