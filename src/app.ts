@@ -18,6 +18,7 @@ import { transcriptionRoutes } from "./features/transcription/routes";
 import { workflowRoutes } from "./features/workflows/routes";
 import { executionRoutes } from "./features/workflows/execution-routes";
 import { agentRoutes } from "./features/agents/routes";
+import { mcpRoutes } from "./features/mcp/routes";
 import type { Services } from "./services";
 
 export { MAX_REQUEST_BYTES };
@@ -48,7 +49,15 @@ export function createApp(s: Services) {
     .use(transcriptionRoutes(auth, s.transcriber))
     .use(workflowRoutes(auth, { workflows: s.workflow.workflows, executions: s.workflow.executions }))
     .use(executionRoutes(auth, { executions: s.workflow.executions, events: s.workflow.events, registry: s.workflow.registry }))
-    .use(agentRoutes(auth, s.agents));
+    .use(agentRoutes(auth, s.agents))
+    .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
+}
+
+/** Hosts whose pages may call /mcp: loopback, the listen address, the public URL's host. */
+function mcpHosts(config: Services["config"]): string[] {
+  const hosts = ["localhost", "127.0.0.1", "::1", config.host];
+  if (config.publicUrl) hosts.push(new URL(config.publicUrl).hostname.replace(/^\[|\]$/g, ""));
+  return hosts;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -31,6 +31,8 @@ import { workflowTools } from "./features/workflows/tools";
 import { knowledgeTools } from "./features/knowledge/tools";
 import { createAgentsFeature } from "./features/agents/feature";
 import { createToolRegistry } from "./platform/tools/registry";
+import { createPreferencesService } from "./features/preferences/service";
+import { createMcpFeature } from "./features/mcp/feature";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -91,7 +93,8 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
-  const agents = createAgentsFeature({ db, clock, llm, tools, workspaces, knowledge, workflow });
+  const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
+  const agents = createAgentsFeature({ db, clock, llm, tools, workspaces, knowledge, workflow, preferences });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -135,6 +138,8 @@ export async function createServices({ config, storage, clock = systemClock, log
       }),
   };
 
+  const mcp = createMcpFeature({ db, clock, log, version: VERSION, tools, embedder, engine: workflow.engine, limiter, authenticator, workspaces, knowledge, agents, accounts, tokens, preferences });
+
   const health = createHealthRegistry();
   health.set("database", () => {
     storage.sqlite.query("SELECT 1").get();
@@ -174,6 +179,8 @@ export async function createServices({ config, storage, clock = systemClock, log
     workflow,
     tools,
     agents,
+    preferences,
+    mcp,
     catchUpEmbeddings,
     limiter,
     authenticator,
@@ -208,6 +215,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     async stop() {
       if (sweeper) clearInterval(sweeper);
       if (modelWatch) clearInterval(modelWatch);
+      mcp.gateway.stop();
       workflow.stop();
       await jobs.stop();
       await embedder.stop();

@@ -84,6 +84,18 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
   return {
     statusOf: (t: TokenRow) => statusOf(t, clock.now()),
+
+    /** What a token may say about itself (MCP's get_my_profile): never its secret or hash. */
+    describe(id: string) {
+      const t = db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
+      return t ? { id: t.id, name: t.tokenName, prefix: t.tokenPrefix, role: t.role, user_id: t.userId, product_id: t.productId, expires_at: t.expiresAt?.toISOString() ?? null } : undefined;
+    },
+
+    /** Whether a token still works (not revoked, inactive, expired or deleted): long-lived sessions ask. */
+    usable(id: string): boolean {
+      const t = db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
+      return Boolean(t && !t.deletedAt && statusOf(t, clock.now()) === "active");
+    },
     lastUsed: (t: TokenRow) => audit.lastUsed(t.id),
 
     create(principal: Principal, input: NewToken, info: RequestInfo): { row: TokenRow; secret: string } {

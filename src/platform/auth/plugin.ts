@@ -6,6 +6,8 @@
 //   auth: "optional" public and unlimited; credentials, when sent, must be valid and give `principal`
 //                  (/health shows details to admins)
 // Append ":strict" for the strict budget (upload, chat, transcription, executions).
+//   auth: "token:raw" API token only; the handler budgets and audits each operation itself and
+//                  reads the raw body (the MCP transport, where one HTTP request is not one call)
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
 import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
@@ -16,7 +18,7 @@ import type { Authenticator } from "./authenticator";
 import type { Principal, TokenPrincipal, UserPrincipal } from "./principal";
 
 type Via = "jwt" | "token" | "any" | "none" | "optional";
-export type AuthSpec = Via | `${Via}:strict`;
+export type AuthSpec = Via | `${Via}:strict` | "token:raw";
 
 export const SESSION_SECONDS = 12 * 60 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -174,7 +176,7 @@ export function authPlugin(deps: AuthDeps) {
         // whatever the body holds, and costs Hearth no body read.
         async transform(context) {
           const { request, sessionJwt, set } = context;
-          const [via, cls] = spec.split(":") as [Via, "strict" | undefined];
+          const [via, cls] = spec.split(":") as [Via, "strict" | "raw" | undefined];
           const budget: LimitClass = cls === "strict" ? "strict" : "default";
           const meta = requestMeta(request);
           meta.onSettle = (statusCode) => audit(meta, statusCode);
@@ -190,6 +192,11 @@ export function authPlugin(deps: AuthDeps) {
               throw e;
             }
             meta.principal = principal;
+            if (cls === "raw") {
+              // The handler records each operation's use itself; the HTTP request is not one.
+              meta.tokenUse = undefined;
+              return;
+            }
             // Optional credentials (/health) are never budgeted, like the anonymous call.
             if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
           }

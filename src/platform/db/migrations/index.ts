@@ -9,6 +9,7 @@ import m5 from "./0005_chat.sql" with { type: "text" };
 import m6 from "./0006_token_soft_delete_chat_owners.sql" with { type: "text" };
 import m7 from "./0007_workflows.sql" with { type: "text" };
 import m8 from "./0008_agents.sql" with { type: "text" };
+import m9 from "./0009_mcp_and_preferences.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationSql: Record<string, string> = {
   "0006_token_soft_delete_chat_owners": m6,
   "0007_workflows": m7,
   "0008_agents": m8,
+  "0009_mcp_and_preferences": m9,
 };

@@ -1,0 +1,175 @@
+// The workspace as one MCP server (Streamable HTTP): a session per client, bound to the API token
+// that opened it; tools from the MCP platform set and the shared tool registry, as the token's role
+// and the workspace's settings allow; every tools/call budgeted and audited; list_changed sent
+// when tools change; sessions closed when their token stops working.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { TokenPrincipal } from "../../platform/auth/principal";
+import type { Authenticator } from "../../platform/auth/authenticator";
+import type { Logger } from "../../platform/log";
+import type { RateLimiter } from "../../platform/rate-limit";
+import { jsonSchema, type ToolContext, type ToolDef, type ToolRegistry } from "../../platform/tools/registry";
+import type { McpTool } from "./platform-tools";
+import type { McpSettingsService } from "./settings";
+
+/** JSON-RPC error code of an over-limit call (implementation-defined range). */
+export const RATE_LIMITED = -32029;
+const SWEEP_MS = 30_000;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+interface Session {
+  id: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  principal: TokenPrincipal;
+  injected: boolean;
+  client: { ip: string | null; userAgent: string | null };
+}
+
+export interface GatewayDeps {
+  version: string;
+  tools: ToolRegistry;
+  platform: McpTool[];
+  settings: McpSettingsService;
+  limiter: RateLimiter;
+  authenticator: Pick<Authenticator, "recordTokenUse">;
+  tokenUsable(tokenId: string): boolean;
+  /** The README and profile injected into a session's first tools/call. */
+  firstCallContext(p: TokenPrincipal, tools: ToolDef<any>[]): { readme: string; profile: unknown };
+  log: Logger;
+}
+
+const INSTRUCTIONS =
+  "Hearth: this team's self-hosted workspace. Call get_workspace_info to learn what is here (knowledge bases, agents, integrations). " +
+  "search_knowledge finds cited passages in the team's documents; invoke_agent hands a task to one of the workspace's agents.";
+
+export function createMcpGateway(d: GatewayDeps) {
+  const sessions = new Map<string, Session>();
+
+  const toolsFor = (p: TokenPrincipal): McpTool[] => {
+    const disabled = new Set(d.settings.get(p.productId).disabled_tools);
+    const platform = d.platform.filter((t) => !t.systemOnly || p.tokenRole === "SYSTEM");
+    const names = new Set(platform.map((t) => t.name));
+    const shared = d.tools.forWorkspace({ productId: p.productId, organizationId: p.organizationId }).filter((t) => !names.has(t.name));
+    // The settings tools stay reachable, so a SYSTEM token cannot lock itself out.
+    return [...platform, ...shared].filter((t) => !disabled.has(t.name) || (t as McpTool).systemOnly);
+  };
+
+  const call = async (s: Session, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendNotification: (n: any) => Promise<void>; progressToken?: string | number }): Promise<CallToolResult> => {
+    const p = s.principal;
+    const tool = toolsFor(p).find((t) => t.name === name);
+    if (!tool) {
+      const refused = d.platform.find((t) => t.name === name && t.systemOnly);
+      throw new McpError(ErrorCode.InvalidParams, refused ? `${name} needs an API token with the SYSTEM role` : `Unknown tool "${name}"; call tools/list for the tools of this workspace`);
+    }
+    const decision = d.limiter.hit(`token:${p.tokenId}`, (tool as McpTool).strict ? "strict" : "default");
+    if (!decision.allowed) throw new McpError(RATE_LIMITED, `Rate limit of ${decision.limit} calls per minute exceeded; retry in ${decision.reset} s`, { retry_after_seconds: decision.reset });
+    if (name === "search_knowledge" && args.top_k === undefined) args = { ...args, top_k: d.settings.get(p.productId).default_top_k };
+    let result: CallToolResult;
+    let status = 200;
+    const problem = d.tools.argumentsError(tool, args);
+    if (problem) {
+      status = 422;
+      result = { isError: true, content: [{ type: "text", text: `Bad arguments for ${name}: ${problem}` }] };
+    } else {
+      const ctx: ToolContext = {
+        principal: p,
+        productId: p.productId,
+        organizationId: p.organizationId,
+        signal: extra.signal,
+        log: d.log,
+        progress: extra.progressToken === undefined ? undefined : (progress, message) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: extra.progressToken, progress, message } }).catch(() => {}),
+      };
+      try {
+        const out = await tool.run(args, ctx);
+        const structured = out.data && typeof out.data === "object" && !Array.isArray(out.data) ? (out.data as Record<string, unknown>) : undefined;
+        result = { content: [{ type: "text", text: out.text }], ...(structured ? { structuredContent: structured } : {}) };
+      } catch (e) {
+        status = 500;
+        result = { isError: true, content: [{ type: "text", text: `${name} failed: ${(e as Error).message ?? String(e)}` }] };
+      }
+    }
+    d.authenticator.recordTokenUse({ tokenId: p.tokenId, action: "used", ipAddress: s.client.ip, userAgent: s.client.userAgent, endpoint: `/mcp/tools/${name}`, statusCode: status });
+    if (!s.injected) {
+      s.injected = true;
+      const { readme, profile } = d.firstCallContext(p, toolsFor(p));
+      result.content.push({ type: "text", text: `About this workspace (sent once per session):\n\n${readme}` }, { type: "text", text: `Your profile:\n${JSON.stringify(profile, null, 2)}` });
+    }
+    return result;
+  };
+
+  const open = async (p: TokenPrincipal, client: Session["client"]): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const server = new Server({ name: "hearth", version: d.version }, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS });
+    let session: Session | undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onsessioninitialized: (id) => {
+        session = { id, transport, server, principal: p, injected: false, client };
+        sessions.set(id, session);
+      },
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: toolsFor(p).map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.input) as { type: "object" } })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      if (!session) throw new McpError(ErrorCode.InvalidRequest, "The session is not initialized");
+      return call(session, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, { signal: extra.signal, sendNotification: extra.sendNotification, progressToken: req.params._meta?.progressToken });
+    });
+    await server.connect(transport);
+    return transport;
+  };
+
+  const close = (s: Session) => {
+    sessions.delete(s.id);
+    void s.transport.close().catch(() => {});
+  };
+
+  const sweeper = setInterval(() => {
+    for (const s of sessions.values()) if (!d.tokenUsable(s.principal.tokenId)) close(s);
+  }, SWEEP_MS);
+  sweeper.unref?.();
+
+  const jsonRpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message }, id: null }, { status });
+
+  return {
+    /** One HTTP request of the transport (POST, GET or DELETE), from an authenticated token. */
+    async handle(request: Request, p: TokenPrincipal, client: Session["client"]): Promise<Response> {
+      const sid = request.headers.get("mcp-session-id");
+      if (sid) {
+        const s = sessions.get(sid);
+        // Another token's session is "not found": a session id is no credential.
+        if (!s || s.principal.tokenId !== p.tokenId) return jsonRpcError(404, "Session not found; initialize a new one");
+        s.client = client;
+        return s.transport.handleRequest(request);
+      }
+      if (request.method !== "POST") return jsonRpcError(400, "No Mcp-Session-Id: initialize a session with a POST first");
+      return (await open(p, client)).handleRequest(request);
+    },
+
+    /** Tools of a workspace changed (settings, integrations): its open sessions are told. */
+    toolsChanged(filter: { productId?: string; organizationId?: string }) {
+      for (const s of sessions.values()) {
+        if ((filter.productId && s.principal.productId === filter.productId) || (filter.organizationId && s.principal.organizationId === filter.organizationId)) {
+          void s.server.sendToolListChanged().catch(() => {});
+        }
+      }
+    },
+
+    /** Ends sessions whose token no longer works (also done every 30 s). */
+    sweep() {
+      for (const s of sessions.values()) if (!d.tokenUsable(s.principal.tokenId)) close(s);
+    },
+
+    sessionCount: () => sessions.size,
+
+    stop() {
+      clearInterval(sweeper);
+      for (const s of sessions.values()) close(s);
+    },
+  };
+}
+
+export type McpGateway = ReturnType<typeof createMcpGateway>;

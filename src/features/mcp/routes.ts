@@ -1,0 +1,38 @@
+// /mcp: the MCP Streamable HTTP endpoint (POST requests, GET the server stream, DELETE a session),
+// for API tokens in either header form; pages of other sites are refused (DNS rebinding).
+import { Elysia } from "elysia";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { TokenPrincipal } from "../../platform/auth/principal";
+import { forbidden } from "../../platform/errors";
+import { requestMeta } from "../../platform/http/request-meta";
+import { errors } from "../../platform/http/schemas";
+import type { McpGateway } from "./gateway";
+
+export function mcpRoutes(auth: AuthPlugin, deps: { gateway: McpGateway; allowedHosts: string[] }) {
+  const allowed = new Set(deps.allowedHosts.map((h) => h.toLowerCase()));
+  const handle = ({ request, principal }: { request: Request; principal: unknown }) => {
+    const origin = request.headers.get("origin");
+    if (origin) {
+      let host = "";
+      try {
+        host = new URL(origin).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+      } catch {
+        // not a URL: refused below
+      }
+      if (!allowed.has(host)) throw forbidden(`Requests from pages of ${origin} are refused; MCP clients send no Origin, or Hearth's own`);
+    }
+    const meta = requestMeta(request);
+    return deps.gateway.handle(request, principal as TokenPrincipal, { ip: meta.ip, userAgent: meta.userAgent });
+  };
+  const detail = {
+    tags: ["MCP"],
+    description:
+      "The MCP server of the caller's workspace (Streamable HTTP, protocol 2025-06-18). Authenticate with an API token (X-API-Token or Authorization: Bearer svc_...). " +
+      "Tools: get_my_profile, get_workspace_info, update_my_ai_preferences, search_knowledge, list_agents, invoke_agent, invoke_workflow, http_get, the workspace's integration tools, and for SYSTEM tokens get_mcp_settings, update_mcp_settings and the integration management tools.",
+  };
+  return new Elysia()
+    .use(auth)
+    .post("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: a JSON-RPC request or notification" } })
+    .get("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: the server's event stream of a session" } })
+    .delete("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: end a session" } });
+}
