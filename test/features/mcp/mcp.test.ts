@@ -17,7 +17,7 @@ let systemToken: string;
 
 const connect = async (token: string, header: "bearer" | "x-api-token" = "bearer") => {
   const headers: Record<string, string> = header === "bearer" ? { authorization: `Bearer ${token}` } : { "x-api-token": token };
-  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { requestInit: { headers }, fetch: (input, init) => h.app.handle(new Request(input, init)) });
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { requestInit: { headers }, fetch: (input, init) => h.app.handle(new Request(String(input), init)) });
   const client = new Client({ name: "test-ide", version: "1.0.0" });
   await client.connect(transport);
   return client;
