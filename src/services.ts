@@ -78,9 +78,11 @@ export async function createServices({ config, storage, clock = systemClock, log
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
   const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
+  // One connection without an fsync per commit, for rows a crash may lose: event deltas, run records.
+  const hotDb = storage.openConnection("NORMAL").db;
   const workflow = createWorkflowFeature({
     db,
-    hotDb: storage.openConnection("NORMAL").db,
+    hotDb,
     clock,
     log,
     workspaces,
@@ -94,7 +96,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
-  const agents = createAgentsFeature({ db, clock, llm, tools, workspaces, knowledge, workflow, preferences });
+  const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
