@@ -258,6 +258,31 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
       expect(health.checks.transcriber.status).toBe("ok");
     }, 60_000);
 
+    test("runs a workflow with JSONata and an agent, and serves MCP with the SDK's client", async () => {
+      const list = await get("/api/products", { headers: { authorization: `Bearer ${jwt}` } });
+      const productId = ((await list.json()) as { data: { id: string }[] }).data[0]!.id;
+      const graph = { nodes: [{ id: "start", type: "trigger.manual" }, { id: "calc", type: "transform", config: { expression: "$sum(input.n) * 2" } }], edges: [{ from: "start", to: "calc" }] };
+      const ex = await get("/api/workflow/execute", json({ graph, product_id: productId, input: { n: [1, 2, 3] } }, jwt));
+      expect(ex.status).toBe(202);
+      const id = ((await ex.json()) as { data: { id: string } }).data.id;
+      const done = await until("the execution to end", 20_000, async () => {
+        const s = ((await (await get(`/api/workflow/${id}/status`, { headers: { authorization: `Bearer ${jwt}` } })).json()) as { data: { status: string; output: unknown } }).data;
+        return s.status === "succeeded" || s.status === "failed" ? s : undefined;
+      });
+      expect(done).toMatchObject({ status: "succeeded", output: 12 });
+
+      const token = ((await (await get("/api/api-tokens", json({ product_id: productId, token_name: "mcp" }, jwt))).json()) as { data: { token: string } }).data.token;
+      const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      const client = new Client({ name: "binary-test", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      expect(tools).toContain("search_knowledge");
+      const r = await client.callTool({ name: "search_knowledge", arguments: { query: "QX-7781", top_k: 3 } });
+      expect((r.content as { text: string }[])[0]!.text).toContain("ops.md");
+      await client.close();
+    }, 60_000);
+
     test("answers a chat over SSE from that upload, streaming the model's tokens", async () => {
       const list = await get("/api/products", { headers: { authorization: `Bearer ${jwt}` } });
       const productId = ((await list.json()) as { data: { id: string }[] }).data[0]!.id;
