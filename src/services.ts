@@ -61,7 +61,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     maxTokens: embeddingSpec?.maxTokens ?? 256,
   });
   const vectors = createVectorStore(storage.sqlite, { memoryBudget: config.vectorMemoryMb * 2 ** 20 });
-  const ingestion = createIngestion({ db, clock, log, embedder, vectors });
+  const ingestion = createIngestion({ db, clock, log, embedder, vectors, maxChunks: config.maxChunksPerFile });
   jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
@@ -80,9 +80,9 @@ export async function createServices({ config, storage, clock = systemClock, log
       state = await status();
     }
     if (state.state !== "ok") return false;
-    const ids = ingestion.unembedded();
-    for (const fileId of ids) jobs.enqueue(EMBED_JOB, { fileId });
-    if (ids.length) jobs.wake();
+    const files = ingestion.unembedded();
+    for (const f of files) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { group: f.productId });
+    if (files.length) jobs.wake();
     return true;
   };
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);

@@ -17,6 +17,7 @@ export interface Config {
   readonly rateLimit: number;
   readonly rateLimitStrict: number;
   readonly vectorMemoryMb: number;
+  readonly maxChunksPerFile: number;
 }
 
 /** A configuration value that cannot be used; main prints `message` as one line and exits. */
@@ -85,6 +86,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_RATE_LIMIT", flag: "--rate-limit", key: "rateLimit", default: "10", help: "requests per minute, default budget", parse: integer(1, 1_000_000) },
   { env: "HEARTH_RATE_LIMIT_STRICT", flag: "--rate-limit-strict", key: "rateLimitStrict", default: "5", help: "requests per minute, high-load endpoints", parse: integer(1, 1_000_000) },
   { env: "HEARTH_VECTOR_MEMORY_MB", flag: "--vector-memory-mb", key: "vectorMemoryMb", default: "512", help: "memory for in-memory vector indexes (~1.6 KB per 384-dim chunk); 0: sqlite-vec scan only", parse: integer(0, 1_000_000) },
+  { env: "HEARTH_MAX_CHUNKS_PER_FILE", flag: "--max-chunks-per-file", key: "maxChunksPerFile", default: "20000", help: "chunks one uploaded file may become; a file with more ends failed before embedding", parse: integer(1, 10_000_000) },
 ];
 
 /**

@@ -1,6 +1,7 @@
-// The in-process job runner: picks durable job rows, runs their handlers with an AbortSignal,
-// retries with backoff, and on start puts back jobs that a crash left running.
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+// The in-process job runner: picks durable job rows, taking turns between their groups (workspaces),
+// runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
+// crash left running.
+import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
@@ -39,17 +40,46 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
 
   const busy = (kind: string) => [...running.values()].filter((r) => r.kind === kind).length;
 
+  /** When each group (per kind) last had a job claimed; groups never served come first. */
+  const served = new Map<string, number>();
+  let turn = 0;
+
+  /**
+   * The group whose turn it is among those with due jobs of `kind`: the one served longest ago,
+   * ties to the oldest waiting job. So one workspace's backlog of files cannot hold back another
+   * workspace's upload for longer than one job per other busy group.
+   */
+  const nextGroup = (kind: string, due: ReturnType<typeof and>): { group: string | null } | undefined => {
+    const groups = db
+      .select({ group: jobs.groupKey, first: sql<number>`min(rowid)` })
+      .from(jobs)
+      .where(due)
+      .groupBy(jobs.groupKey)
+      .all();
+    let best: (typeof groups)[number] | undefined;
+    let bestServed = Infinity;
+    for (const g of groups) {
+      const last = served.get(JSON.stringify([kind, g.group])) ?? -1;
+      if (last < bestServed || (last === bestServed && g.first < best!.first)) [best, bestServed] = [g, last];
+    }
+    return best;
+  };
+
   /** Claims the next due job of `kind` in one statement, so two pickers never take the same row. */
   const claim = (kind: string): JobRow | undefined => {
     const now = clock.now();
+    const due = and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now)));
+    const turnOf = nextGroup(kind, due);
+    if (!turnOf) return undefined;
     const next = db
       .select({ id: jobs.id })
       .from(jobs)
-      .where(and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now))))
-      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt))
+      .where(and(due, turnOf.group === null ? isNull(jobs.groupKey) : eq(jobs.groupKey, turnOf.group)))
+      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt), sql`rowid`)
       .limit(1)
       .get();
     if (!next) return undefined;
+    served.set(JSON.stringify([kind, turnOf.group]), turn++);
     return db
       .update(jobs)
       .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
@@ -129,13 +159,16 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       kinds.set(kind, { handler, concurrency: options.concurrency ?? 1, onFailed: options.onFailed });
     },
 
-    /** Writes the job row (inside `tx` when given, so it commits with the caller's own rows). */
-    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number } = {}): string {
+    /**
+     * Writes the job row (inside `tx` when given, so it commits with the caller's own rows).
+     * `group` is the fairness key (a workspace): due jobs of a kind are taken in turns between groups.
+     */
+    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number; group?: string } = {}): string {
       const now = new Date(clock.now());
       const id = crypto.randomUUID();
       (options.tx ?? db)
         .insert(jobs)
-        .values({ id, kind, payload, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
+        .values({ id, kind, payload, groupKey: options.group ?? null, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
         .run();
       return id;
     },
