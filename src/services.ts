@@ -62,8 +62,11 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const vectors = createVectorStore(storage.sqlite, { memoryBudget: config.vectorMemoryMb * 2 ** 20 });
   const ingestion = createIngestion({ db, clock, log, embedder, vectors, maxChunks: config.maxChunksPerFile });
-  jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
-  jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });
+  // Two files at once, one per workspace: a workspace's backlog runs one file at a time as before,
+  // and another workspace's upload takes the second slot instead of waiting for that file to end.
+  const fairIngestion = { concurrency: 2, perGroup: 1, onFailed: ingestion.failed };
+  jobs.register(INGEST_JOB, ingestion.ingest, fairIngestion);
+  jobs.register(EMBED_JOB, ingestion.ingest, fairIngestion);
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });

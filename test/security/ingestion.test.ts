@@ -188,6 +188,39 @@ describe("fair ingestion between workspaces", () => {
     expect(order).toHaveLength(14);
   });
 
+  test("with two slots and one per group, B's job runs while A's long job still holds the other slot", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-fair-"));
+    const storage = await openStorage(dir);
+    migrate(storage.db);
+    open.push({ storage, dir });
+    const queue = createJobQueue({ db: storage.db, clock: manualClock(), log: silentLogger });
+    let releaseA!: () => void;
+    const aHolds = new Promise<void>((r) => (releaseA = r));
+    const events: string[] = [];
+    let bDone!: () => void;
+    const bFinished = new Promise<void>((r) => (bDone = r));
+    queue.register(
+      "ingest",
+      async (p: { name: string }) => {
+        events.push(`start ${p.name}`);
+        if (p.name.startsWith("A")) await aHolds;
+        events.push(`end ${p.name}`);
+        if (p.name === "B1") bDone();
+      },
+      { concurrency: 2, perGroup: 1 },
+    );
+    for (let i = 1; i <= 20; i++) queue.enqueue("ingest", { name: `A${i}` }, { group: "A" });
+    queue.start();
+    queue.enqueue("ingest", { name: "B1" }, { group: "B" });
+    queue.wake();
+    await bFinished;
+    expect(events).toEqual(["start A1", "start B1", "end B1"]); // A's second file did not take B's slot
+    releaseA();
+    await queue.idle();
+    await queue.stop();
+    expect(events.filter((e) => e.startsWith("end"))).toHaveLength(21);
+  });
+
   describe("uploads", () => {
     let h: Harness;
     let jwt: string;

@@ -25,6 +25,8 @@ export type JobFailed = (payload: any, error: string) => void;
 interface Registration {
   handler: JobHandler;
   concurrency: number;
+  /** Most jobs of one group running at once: below `concurrency`, a slot stays free for other groups. */
+  perGroup: number;
   onFailed?: JobFailed;
 }
 
@@ -33,12 +35,12 @@ const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1
 
 export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: Logger }) {
   const kinds = new Map<string, Registration>();
-  const running = new Map<string, { kind: string; abort: AbortController; done: Promise<void> }>();
+  const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idleWaiters: (() => void)[] = [];
 
-  const busy = (kind: string) => [...running.values()].filter((r) => r.kind === kind).length;
+  const busy = (kind: string, group?: string | null) => [...running.values()].filter((r) => r.kind === kind && (group === undefined || r.group === group)).length;
 
   /** When each group (per kind) last had a job claimed; groups never served come first. */
   const served = new Map<string, number>();
@@ -49,7 +51,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
    * ties to the oldest waiting job. So one workspace's backlog of files cannot hold back another
    * workspace's upload for longer than one job per other busy group.
    */
-  const nextGroup = (kind: string, due: ReturnType<typeof and>): { group: string | null } | undefined => {
+  const nextGroup = (kind: string, perGroup: number, due: ReturnType<typeof and>): { group: string | null } | undefined => {
     const groups = db
       .select({ group: jobs.groupKey, first: sql<number>`min(rowid)` })
       .from(jobs)
@@ -59,6 +61,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
     let best: (typeof groups)[number] | undefined;
     let bestServed = Infinity;
     for (const g of groups) {
+      if (busy(kind, g.group) >= perGroup) continue;
       const last = served.get(JSON.stringify([kind, g.group])) ?? -1;
       if (last < bestServed || (last === bestServed && g.first < best!.first)) [best, bestServed] = [g, last];
     }
@@ -66,10 +69,10 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
   };
 
   /** Claims the next due job of `kind` in one statement, so two pickers never take the same row. */
-  const claim = (kind: string): JobRow | undefined => {
+  const claim = (kind: string, perGroup: number): JobRow | undefined => {
     const now = clock.now();
     const due = and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now)));
-    const turnOf = nextGroup(kind, due);
+    const turnOf = nextGroup(kind, perGroup, due);
     if (!turnOf) return undefined;
     const next = db
       .select({ id: jobs.id })
@@ -118,7 +121,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
     if (!started) return;
     for (const [kind, reg] of kinds) {
       while (busy(kind) < reg.concurrency) {
-        const job = claim(kind);
+        const job = claim(kind, reg.perGroup);
         if (!job) break;
         const abort = new AbortController();
         const done = (async () => {
@@ -133,7 +136,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
             queueMicrotask(pump);
           }
         })();
-        running.set(job.id, { kind, abort, done });
+        running.set(job.id, { kind, group: job.groupKey, abort, done });
       }
     }
     if (running.size === 0 && idleWaiters.length > 0 && !hasDue()) {
@@ -155,8 +158,9 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       .get() !== undefined;
 
   return {
-    register(kind: string, handler: JobHandler, options: { concurrency?: number; onFailed?: JobFailed } = {}) {
-      kinds.set(kind, { handler, concurrency: options.concurrency ?? 1, onFailed: options.onFailed });
+    register(kind: string, handler: JobHandler, options: { concurrency?: number; perGroup?: number; onFailed?: JobFailed } = {}) {
+      const concurrency = options.concurrency ?? 1;
+      kinds.set(kind, { handler, concurrency, perGroup: options.perGroup ?? concurrency, onFailed: options.onFailed });
     },
 
     /**
