@@ -69,9 +69,12 @@ export async function createServices({ config, storage, clock = systemClock, log
     maxTokens: embeddingSpec?.maxTokens ?? 256,
   });
   const vectors = createVectorStore(storage.sqlite, { memoryBudget: config.vectorMemoryMb * 2 ** 20 });
-  const ingestion = createIngestion({ db, clock, log, embedder, vectors });
-  jobs.register(INGEST_JOB, ingestion.ingest, { onFailed: ingestion.failed });
-  jobs.register(EMBED_JOB, ingestion.ingest, { onFailed: ingestion.failed });
+  const ingestion = createIngestion({ db, clock, log, embedder, vectors, maxChunks: config.maxChunksPerFile });
+  // Two files at once, one per workspace: a workspace's backlog runs one file at a time as before,
+  // and another workspace's upload takes the second slot instead of waiting for that file to end.
+  const fairIngestion = { concurrency: 2, perGroup: 1, onFailed: ingestion.failed };
+  jobs.register(INGEST_JOB, ingestion.ingest, fairIngestion);
+  jobs.register(EMBED_JOB, ingestion.ingest, fairIngestion);
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
@@ -107,9 +110,9 @@ export async function createServices({ config, storage, clock = systemClock, log
       state = await status();
     }
     if (state.state !== "ok") return false;
-    const ids = ingestion.unembedded();
-    for (const fileId of ids) jobs.enqueue(EMBED_JOB, { fileId });
-    if (ids.length) jobs.wake();
+    const files = ingestion.unembedded();
+    for (const f of files) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { group: f.productId });
+    if (files.length) jobs.wake();
     return true;
   };
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);

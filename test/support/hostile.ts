@@ -94,3 +94,27 @@ export const oneLineCsv = (bytes = 50 * 1024 * 1024) => {
   for (let i = 100; i < bytes; i += 100) out[i] = 0x2c; // commas: one enormous row
   return out;
 };
+
+/** A CSV of short rows under a very wide header: the header alone is far over a chunk's window. */
+export const wideCsv = (columns: number, rows: number) =>
+  new TextEncoder().encode(
+    [Array.from({ length: columns }, (_, i) => `c${i}`).join(","), ...Array.from({ length: rows }, (_, r) => String(r % 10))].join("\n"),
+  );
+
+/**
+ * About `bytes` of JSON: objects nested 250 deep under 20-letter keys, then an array of sevens,
+ * so writing the full path for every leaf turns it into ~1,500 times its size.
+ */
+export function nestedJson(bytes: number): Uint8Array {
+  const depth = 250;
+  const key = "k".repeat(20);
+  const open = `{"${key}":`.repeat(depth);
+  const leaves = Math.max(1, Math.floor((bytes - open.length - depth - 2) / 2));
+  return new TextEncoder().encode(`${open}[${Array(leaves).fill(7).join(",")}]${"}".repeat(depth)}`);
+}
+
+/** ~500 KB of one tag opener that never closes: `<<<<…`, `</</…`, `<a/<a/…`. */
+export const openAngles = (unit: string, bytes = 500_000) => new TextEncoder().encode(unit.repeat(Math.ceil(bytes / unit.length)));
+
+/** A Markdown heading whose text is padded with `spaces` spaces: `# a      …      b`. */
+export const spacedHeading = (spaces: number) => new TextEncoder().encode(`# a${" ".repeat(spaces)}b\n`);

@@ -216,7 +216,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
       db.transaction((tx) => {
         tx.insert(knowledgeFiles).values(row).run();
         tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
-        jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx });
+        jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
       });
       jobs.wake();
       return { file: row, duplicate: false };
@@ -257,7 +257,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
         tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
         tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
         tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
-        jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx });
+        jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
       });
       jobs.wake();
       return { ...file, ...next };
@@ -290,7 +290,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
     reembed(files: KnowledgeFileRow[]): number {
       const ready = files.filter((f) => f.status === "ready");
       db.transaction((tx) => {
-        for (const f of ready) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { tx });
+        for (const f of ready) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { tx, group: f.productId });
       });
       jobs.wake();
       return ready.length;

@@ -1,6 +1,7 @@
-// The in-process job runner: picks durable job rows, runs their handlers with an AbortSignal,
-// retries with backoff, and on start puts back jobs that a crash left running.
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+// The in-process job runner: picks durable job rows, taking turns between their groups (workspaces),
+// runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
+// crash left running.
+import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
@@ -24,6 +25,8 @@ export type JobFailed = (payload: any, error: string) => void;
 interface Registration {
   handler: JobHandler;
   concurrency: number;
+  /** Most jobs of one group running at once: below `concurrency`, a slot stays free for other groups. */
+  perGroup: number;
   onFailed?: JobFailed;
 }
 
@@ -32,24 +35,54 @@ const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1
 
 export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: Logger }) {
   const kinds = new Map<string, Registration>();
-  const running = new Map<string, { kind: string; abort: AbortController; done: Promise<void> }>();
+  const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idleWaiters: (() => void)[] = [];
 
-  const busy = (kind: string) => [...running.values()].filter((r) => r.kind === kind).length;
+  const busy = (kind: string, group?: string | null) => [...running.values()].filter((r) => r.kind === kind && (group === undefined || r.group === group)).length;
+
+  /** When each group (per kind) last had a job claimed; groups never served come first. */
+  const served = new Map<string, number>();
+  let turn = 0;
+
+  /**
+   * The group whose turn it is among those with due jobs of `kind`: the one served longest ago,
+   * ties to the oldest waiting job. So one workspace's backlog of files cannot hold back another
+   * workspace's upload for longer than one job per other busy group.
+   */
+  const nextGroup = (kind: string, perGroup: number, due: ReturnType<typeof and>): { group: string | null } | undefined => {
+    const groups = db
+      .select({ group: jobs.groupKey, first: sql<number>`min(rowid)` })
+      .from(jobs)
+      .where(due)
+      .groupBy(jobs.groupKey)
+      .all();
+    let best: (typeof groups)[number] | undefined;
+    let bestServed = Infinity;
+    for (const g of groups) {
+      if (busy(kind, g.group) >= perGroup) continue;
+      const last = served.get(JSON.stringify([kind, g.group])) ?? -1;
+      if (last < bestServed || (last === bestServed && g.first < best!.first)) [best, bestServed] = [g, last];
+    }
+    return best;
+  };
 
   /** Claims the next due job of `kind` in one statement, so two pickers never take the same row. */
-  const claim = (kind: string): JobRow | undefined => {
+  const claim = (kind: string, perGroup: number): JobRow | undefined => {
     const now = clock.now();
+    const due = and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now)));
+    const turnOf = nextGroup(kind, perGroup, due);
+    if (!turnOf) return undefined;
     const next = db
       .select({ id: jobs.id })
       .from(jobs)
-      .where(and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now))))
-      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt))
+      .where(and(due, turnOf.group === null ? isNull(jobs.groupKey) : eq(jobs.groupKey, turnOf.group)))
+      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt), sql`rowid`)
       .limit(1)
       .get();
     if (!next) return undefined;
+    served.set(JSON.stringify([kind, turnOf.group]), turn++);
     return db
       .update(jobs)
       .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
@@ -88,7 +121,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
     if (!started) return;
     for (const [kind, reg] of kinds) {
       while (busy(kind) < reg.concurrency) {
-        const job = claim(kind);
+        const job = claim(kind, reg.perGroup);
         if (!job) break;
         const abort = new AbortController();
         const done = (async () => {
@@ -103,7 +136,7 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
             queueMicrotask(pump);
           }
         })();
-        running.set(job.id, { kind, abort, done });
+        running.set(job.id, { kind, group: job.groupKey, abort, done });
       }
     }
     if (running.size === 0 && idleWaiters.length > 0 && !hasDue()) {
@@ -125,17 +158,21 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       .get() !== undefined;
 
   return {
-    register(kind: string, handler: JobHandler, options: { concurrency?: number; onFailed?: JobFailed } = {}) {
-      kinds.set(kind, { handler, concurrency: options.concurrency ?? 1, onFailed: options.onFailed });
+    register(kind: string, handler: JobHandler, options: { concurrency?: number; perGroup?: number; onFailed?: JobFailed } = {}) {
+      const concurrency = options.concurrency ?? 1;
+      kinds.set(kind, { handler, concurrency, perGroup: options.perGroup ?? concurrency, onFailed: options.onFailed });
     },
 
-    /** Writes the job row (inside `tx` when given, so it commits with the caller's own rows). */
-    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number } = {}): string {
+    /**
+     * Writes the job row (inside `tx` when given, so it commits with the caller's own rows).
+     * `group` is the fairness key (a workspace): due jobs of a kind are taken in turns between groups.
+     */
+    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number; group?: string } = {}): string {
       const now = new Date(clock.now());
       const id = crypto.randomUUID();
       (options.tx ?? db)
         .insert(jobs)
-        .values({ id, kind, payload, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
+        .values({ id, kind, payload, groupKey: options.group ?? null, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
         .run();
       return id;
     },

@@ -7,6 +7,8 @@ export const jobs = sqliteTable(
     id: text("id").primaryKey(),
     kind: text("kind").notNull(),
     payload: text("payload", { mode: "json" }).notNull(),
+    /** Fairness key (a workspace): the queue takes turns between groups with due jobs of a kind. */
+    groupKey: text("group_key"),
     status: text("status", { enum: ["queued", "running", "done", "failed"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     maxAttempts: integer("max_attempts").notNull().default(3),

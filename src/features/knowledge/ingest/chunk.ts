@@ -57,13 +57,44 @@ function split(text: string, start: number, end: number, max: number, count: (t:
   return pieces;
 }
 
+/** The most of a chunk's window a repeated line (a CSV header) may take; the rest is content. */
+const REPEAT_SHARE = 0.25;
+
+/**
+ * The repeated line cut to at most `max` tokens, at a cell (" | ") or word boundary, with "…"
+ * where it was cut; empty when not even its first word fits. Without this, a wide header fills
+ * the window and every chunk carries one row.
+ */
+export function fitRepeat(line: string, max: number, count: (t: string) => number): string {
+  if (count(line) <= max) return line;
+  const cuts: number[] = [];
+  for (const m of line.matchAll(/ \| |\s+/g)) cuts.push(m.index!);
+  let lo = 0;
+  let hi = cuts.length - 1;
+  let best = "";
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const candidate = `${line.slice(0, cuts[mid])} …`;
+    if (count(candidate) <= max) {
+      best = candidate;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best;
+}
+
 export function chunkSections(sections: Section[], opts: ChunkOptions): Chunk[] {
   const chunks: Chunk[] = [];
+  const repeatMax = Math.floor(opts.maxTokens * REPEAT_SHARE);
+  const fitted = new Map<string, string>();
   let offset = 0;
   for (const section of sections) {
     const text = section.text;
-    const repeat = section.repeat ? `${section.repeat}\n` : "";
-    const budget = Math.max(8, opts.maxTokens - (repeat ? opts.countTokens(repeat) : 0));
+    let line = section.repeat ? fitted.get(section.repeat) : "";
+    if (line === undefined) fitted.set(section.repeat!, (line = fitRepeat(section.repeat!, repeatMax, opts.countTokens)));
+    const repeat = line ? `${line}\n` : "";
+    // +1: the line break after the repeated line may be a token of its own.
+    const budget = opts.maxTokens - (repeat ? opts.countTokens(line!) + 1 : 0);
     const pieces = split(text, 0, text.length, budget, opts.countTokens, 0, 0);
     let i = 0;
     while (i < pieces.length) {
@@ -91,10 +122,14 @@ export function chunkSections(sections: Section[], opts: ChunkOptions): Chunk[] 
         chunks.push({ text: full, page: section.page, headings: section.headings, charStart: offset + trimmedStart, charEnd: offset + trimmedStart + body.length, tokens: opts.countTokens(full) });
       }
       if (j >= pieces.length) break;
-      // Step back over trailing pieces worth up to overlapTokens, but always move forward.
+      // Step back over trailing pieces worth up to overlapTokens, and never more than half the chunk:
+      // the next chunk moves on by at least half of this one, so chunks stay proportional to tokens.
+      let chunkTokens = 0;
+      for (let k = i; k < j; k++) chunkTokens += pieces[k]!.tokens;
+      const overlapMax = Math.min(opts.overlapTokens, Math.floor(chunkTokens / 2));
       let back = j;
       let overlap = 0;
-      while (back - 1 > i && overlap + pieces[back - 1]!.tokens <= opts.overlapTokens) overlap += pieces[--back]!.tokens;
+      while (back - 1 > i && overlap + pieces[back - 1]!.tokens <= overlapMax) overlap += pieces[--back]!.tokens;
       i = back;
     }
     offset += text.length + 2;

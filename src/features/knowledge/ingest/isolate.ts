@@ -5,14 +5,47 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCompiled } from "../../../platform/native";
 import type { FileFormat } from "./detect";
-import { parseDocument, ParseError, type Section } from "./parse";
+import { megabytes, parseDocument, ParseError, PARSE_CAPS, type Section } from "./parse";
 
 export interface IsolationLimits {
   timeoutMs: number;
   maxRssBytes: number;
+  /** Bytes of JSON the server reads from the child's stdout; past it the child is killed. */
+  maxOutputBytes?: number;
 }
 
-export const DEFAULT_LIMITS: IsolationLimits = { timeoutMs: 120_000, maxRssBytes: 1536 * 1024 * 1024 };
+/** The child's own text cap, plus room for JSON quoting and escapes. */
+const MAX_OUTPUT_BYTES = 2 * PARSE_CAPS.maxTextBytes;
+const MAX_ERROR_BYTES = 64 * 1024;
+
+export const DEFAULT_LIMITS: IsolationLimits = { timeoutMs: 120_000, maxRssBytes: 1536 * 1024 * 1024, maxOutputBytes: MAX_OUTPUT_BYTES };
+
+/**
+ * What the child inherits: enough to run and to read text in the same locale, nothing else. The
+ * server's environment can hold HEARTH_JWT_SECRET and other credentials a parser has no use for.
+ */
+const CHILD_ENV_NAMES = ["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+
+function childEnv(): Record<string, string> {
+  const env: Record<string, string> = { HEARTH_PARSE_CHILD: "1" };
+  for (const name of CHILD_ENV_NAMES) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  return env;
+}
+
+/** Reads a stream as text, calling `over` (which kills the child) once more than `max` bytes came. */
+async function readCapped(stream: ReadableStream<Uint8Array>, max: number, over: () => void): Promise<string> {
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const part of stream) {
+    size += part.byteLength;
+    if (size > max) {
+      over();
+      break;
+    }
+    parts.push(part);
+  }
+  return Buffer.concat(parts).toString("utf8");
+}
 
 const PARSE_COMMAND = "__parse";
 
@@ -31,7 +64,7 @@ function rssOf(pid: number): number {
 }
 
 export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
-  const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, HEARTH_PARSE_CHILD: "1" } });
+  const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: childEnv() });
   let killedFor: string | undefined;
   const kill = (why: string) => {
     killedFor ??= why;
@@ -46,7 +79,12 @@ export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limit
   try {
     child.stdin.write(bytes);
     await child.stdin.end();
-    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    const maxOut = limits.maxOutputBytes ?? MAX_OUTPUT_BYTES;
+    const [out, err, code] = await Promise.all([
+      readCapped(child.stdout, maxOut, () => kill(`the parsed document is more than ${megabytes(maxOut)} (the limit per file)`)),
+      readCapped(child.stderr, MAX_ERROR_BYTES, () => kill("the parser wrote too many errors")),
+      child.exited,
+    ]);
     if (killedFor) throw new ParseError(killedFor);
     if (code === 3) throw new ParseError(err.trim() || "the file could not be parsed");
     if (code !== 0) throw new ParseError(`the parser stopped unexpectedly (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ""})`);

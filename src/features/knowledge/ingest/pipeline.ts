@@ -29,9 +29,11 @@ interface Deps {
   embedder: KnowledgeEmbedder;
   vectors: VectorStore;
   limits?: IsolationLimits;
+  /** Chunks one file may become (HEARTH_MAX_CHUNKS_PER_FILE): checked before anything is stored or embedded. */
+  maxChunks?: number;
 }
 
-export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS }: Deps) {
+export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
   const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
@@ -79,6 +81,9 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
 
       const { chunks } = await embedder.chunk(sections);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
+      if (chunks.length > maxChunks) {
+        throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
+      }
       if (ctx.signal.aborted) throw ctx.signal.reason;
       // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger). The
       // rest is written in short transactions; a crash in between is fine, the job starts over.
@@ -121,13 +126,12 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     },
 
     /** Ready files that still lack vectors of the current model. */
-    unembedded(): string[] {
+    unembedded(): { id: string; productId: string }[] {
       return db
-        .select({ id: knowledgeFiles.id })
+        .select({ id: knowledgeFiles.id, productId: knowledgeFiles.productId })
         .from(knowledgeFiles)
         .where(and(eq(knowledgeFiles.status, "ready"), isNull(knowledgeFiles.embeddingModel)))
-        .all()
-        .map((r) => r.id);
+        .all();
     },
   };
 }

@@ -10,6 +10,7 @@ import m6 from "./0006_token_soft_delete_chat_owners.sql" with { type: "text" };
 import m7 from "./0007_workflows.sql" with { type: "text" };
 import m8 from "./0008_agents.sql" with { type: "text" };
 import m9 from "./0009_mcp_and_preferences.sql" with { type: "text" };
+import m10 from "./0010_jobs_group_key.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -23,4 +24,5 @@ export const migrationSql: Record<string, string> = {
   "0007_workflows": m7,
   "0008_agents": m8,
   "0009_mcp_and_preferences": m9,
+  "0010_jobs_group_key": m10,
 };
