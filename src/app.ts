@@ -15,6 +15,8 @@ import { assistantRoutes } from "./features/assistant/routes";
 import { transcriptionRoutes } from "./features/transcription/routes";
 import { workflowRoutes } from "./features/workflows/routes";
 import { executionRoutes } from "./features/workflows/execution-routes";
+import { triggerRoutes } from "./features/workflows/trigger-routes";
+import { webhookRoutes } from "./features/workflows/webhook-routes";
 import type { Services } from "./services";
 
 /** No request may carry more than this; routes that take files set their own, smaller caps. */
@@ -50,7 +52,9 @@ export function createApp(s: Services) {
     .use(assistantRoutes(auth, { assistant: s.assistant, chats: s.chats, log: s.log }))
     .use(transcriptionRoutes(auth, s.transcriber))
     .use(workflowRoutes(auth, { workflows: s.workflow.workflows, executions: s.workflow.executions }))
-    .use(executionRoutes(auth, { executions: s.workflow.executions, events: s.workflow.events, registry: s.workflow.registry }));
+    .use(executionRoutes(auth, { executions: s.workflow.executions, events: s.workflow.events, registry: s.workflow.registry }))
+    .use(triggerRoutes(auth, { triggers: s.workflow.triggers }))
+    .use(webhookRoutes({ webhooks: s.workflow.webhooks, limiter: s.workflow.webhookLimiter }));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -84,6 +84,8 @@ export async function createServices({ config, storage, clock = systemClock, log
     transcribe: async (bytes, language, signal) => transcriber.transcribe((await decodeAudio(bytes)).samples, language, signal),
     concurrency: config.workflowConcurrency,
     httpAllow: config.httpAllow,
+    publicUrl: config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`,
+    webhookRateLimit: config.webhookRateLimit,
   });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
