@@ -34,11 +34,11 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
     })
     .post(
       "/api/webhook/:custom_path",
-      ({ request, body }) => {
+      async ({ request, body }) => {
         const trigger = found.get(request);
         if (!trigger) throw notFound("Webhook");
         webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
-        const d = webhooks.receive(trigger, body, request.headers);
+        const d = await webhooks.receive(trigger, body, request.headers);
         const message = d.status === "accepted" ? "Delivery accepted" : d.status === "ignored" ? "ignored" : "duplicate: this delivery was received before";
         return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
       },

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
-import { webhookDeliveries } from "../../../src/features/workflows/table";
+import { webhookDeliveries, workflowExecutions } from "../../../src/features/workflows/table";
 
 let h: Harness;
 let jwt: string;
@@ -96,6 +96,8 @@ describe("intake", () => {
   test("a delivery that cannot be stored: 503 with Retry-After, and nothing half-written", async () => {
     await hookOn(h, jwt, ws, "storage-path-001");
     const before = h.services.storage.db.select().from(webhookDeliveries).all().length;
+    // Let earlier executions end first, so only the delivery meets the read-only store.
+    for (const e of h.services.storage.db.select().from(workflowExecutions).all()) await h.services.workflow.engine.until(e.id, ["succeeded", "failed", "stopped"], 10_000);
     h.services.storage.sqlite.exec("PRAGMA query_only = ON");
     let r;
     try {
