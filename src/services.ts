@@ -88,6 +88,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     webhookRateLimit: config.webhookRateLimit,
   });
 
+  // Set by stop(): the embedding catch-up below outlives start() and must not touch a closed database.
+  let stopped = false;
+
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
     const status = () => embedder.status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message }));
@@ -96,7 +99,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       await Bun.sleep(200);
       state = await status();
     }
-    if (state.state !== "ok") return false;
+    if (state.state !== "ok" || stopped) return false;
     const ids = ingestion.unembedded();
     for (const fileId of ids) jobs.enqueue(EMBED_JOB, { fileId });
     if (ids.length) jobs.wake();
@@ -178,6 +181,7 @@ export async function createServices({ config, storage, clock = systemClock, log
 
     /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
+      stopped = false;
       jobs.start();
       workflow.start();
       tokens.sweepExpired();
@@ -186,7 +190,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       // Without its model the embedder is retried every minute, so copying the model into the
       // models dir is enough: the files stored meanwhile get their vectors then.
       void catchUpEmbeddings().then((ok) => {
-        if (ok) return;
+        if (ok || stopped) return;
         modelWatch = setInterval(async () => {
           const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
           if (state.state !== "unavailable") return;
@@ -199,6 +203,7 @@ export async function createServices({ config, storage, clock = systemClock, log
 
     /** Stops background work; running jobs resume at the next start. */
     async stop() {
+      stopped = true;
       if (sweeper) clearInterval(sweeper);
       if (modelWatch) clearInterval(modelWatch);
       workflow.stop();

@@ -28,7 +28,7 @@ beforeAll(async () => {
   h = await createHarness({ HEARTH_PUBLIC_URL: "https://hearth.example.org/" });
   (h as Harness & { jwt: string }).jwt = jwt = await h.login();
   ws = await defaultWorkspaceId(h, jwt);
-  h.services.start();
+  h.services.workflow.start(); // the engine and scheduler only: no model loading for these tests
 });
 afterAll(() => h.close());
 

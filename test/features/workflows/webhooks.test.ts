@@ -31,7 +31,7 @@ beforeAll(async () => {
   h = await createHarness({ HEARTH_WEBHOOK_RATE_LIMIT: "1000" });
   jwt = await h.login();
   ws = await defaultWorkspaceId(h, jwt);
-  h.services.start();
+  h.services.workflow.start(); // the engine and scheduler only: no model loading for these tests
 });
 afterAll(() => h.close());
 
