@@ -19,6 +19,8 @@ import { workflowRoutes } from "./features/workflows/routes";
 import { executionRoutes } from "./features/workflows/execution-routes";
 import { agentRoutes } from "./features/agents/routes";
 import { mcpRoutes } from "./features/mcp/routes";
+import { triggerRoutes } from "./features/workflows/trigger-routes";
+import { webhookRoutes } from "./features/workflows/webhook-routes";
 import type { Services } from "./services";
 
 export { MAX_REQUEST_BYTES };
@@ -49,6 +51,8 @@ export function createApp(s: Services) {
     .use(transcriptionRoutes(auth, s.transcriber))
     .use(workflowRoutes(auth, { workflows: s.workflow.workflows, executions: s.workflow.executions }))
     .use(executionRoutes(auth, { executions: s.workflow.executions, events: s.workflow.events, registry: s.workflow.registry }))
+    .use(triggerRoutes(auth, { triggers: s.workflow.triggers }))
+    .use(webhookRoutes({ webhooks: s.workflow.webhooks, limiter: s.workflow.webhookLimiter }))
     .use(agentRoutes(auth, s.agents))
     .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
 }

@@ -95,11 +95,16 @@ export async function createServices({ config, storage, clock = systemClock, log
     transcribe: async (bytes, language, signal) => transcriber.transcribe((await decodeAudio(bytes)).samples, language, signal),
     concurrency: config.workflowConcurrency,
     httpAllow: config.httpAllow,
+    publicUrl: config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`,
+    webhookRateLimit: config.webhookRateLimit,
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
+
+  // Set by stop(): the embedding catch-up below outlives start() and must not touch a closed database.
+  let stopped = false;
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
@@ -109,7 +114,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       await Bun.sleep(200);
       state = await status();
     }
-    if (state.state !== "ok") return false;
+    if (state.state !== "ok" || stopped) return false;
     const files = ingestion.unembedded();
     for (const f of files) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { group: f.productId });
     if (files.length) jobs.wake();
@@ -197,6 +202,7 @@ export async function createServices({ config, storage, clock = systemClock, log
 
     /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
+      stopped = false;
       jobs.start();
       workflow.start();
       tokens.sweepExpired();
@@ -205,7 +211,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       // Without its model the embedder is retried every minute, so copying the model into the
       // models dir is enough: the files stored meanwhile get their vectors then.
       void catchUpEmbeddings().then((ok) => {
-        if (ok) return;
+        if (ok || stopped) return;
         modelWatch = setInterval(async () => {
           const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
           if (state.state !== "unavailable") return;
@@ -218,6 +224,7 @@ export async function createServices({ config, storage, clock = systemClock, log
 
     /** Stops background work; running jobs resume at the next start. */
     async stop() {
+      stopped = true;
       if (sweeper) clearInterval(sweeper);
       if (modelWatch) clearInterval(modelWatch);
       mcp.gateway.stop();

@@ -19,6 +19,10 @@ import { httpNode } from "./nodes/http";
 import { llmNode } from "./nodes/llm";
 import { knowledgeSearchNode } from "./nodes/knowledge-search";
 import { transcribeNode, type TranscribeBytes } from "./nodes/transcribe";
+import { createRateLimiter } from "../../platform/rate-limit";
+import { createScheduler } from "./scheduler";
+import { createTriggerService } from "./trigger-service";
+import { createWebhooks } from "./webhooks";
 
 export interface WorkflowFeatureDeps {
   db: Db;
@@ -32,6 +36,10 @@ export interface WorkflowFeatureDeps {
   transcribe: TranscribeBytes;
   concurrency: number;
   httpAllow: string;
+  /** Where others reach Hearth: webhook URLs are built on it. */
+  publicUrl: string;
+  /** Inbound webhook deliveries a minute per path. */
+  webhookRateLimit: number;
 }
 
 export function createWorkflowFeature(d: WorkflowFeatureDeps) {
@@ -64,6 +72,10 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
   });
   const workflows = createWorkflowsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, registry });
   const executions = createExecutionsService({ db: d.db, engine, workflows, workspaces: d.workspaces, registry });
+  const triggers = createTriggerService({ db: d.db, workspaces: d.workspaces, workflows, executions, registry, publicUrl: d.publicUrl });
+  const scheduler = createScheduler({ db: d.db, clock: d.clock, log: d.log, engine });
+  const webhooks = createWebhooks({ db: d.db, clock: d.clock, log: d.log, engine });
+  const webhookLimiter = createRateLimiter({ default: d.webhookRateLimit, strict: d.webhookRateLimit }, d.clock);
   return {
     registry,
     allow,
@@ -71,8 +83,18 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     engine,
     workflows,
     executions,
-    start: () => engine.start(),
-    stop: () => engine.shutdown(),
+    triggers,
+    scheduler,
+    webhooks,
+    webhookLimiter,
+    start() {
+      engine.start();
+      scheduler.start();
+    },
+    stop() {
+      scheduler.stop();
+      engine.shutdown();
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 // Reads request bodies under a byte cap and parses JSON only after a depth check, so hostile
 // bodies (huge, chunked without length, nested a million deep) get a 4xx instead of a crash.
 import { AppError, invalid, tooLarge } from "../errors";
+import { requestMeta } from "./request-meta";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 64;
@@ -58,6 +59,7 @@ export function jsonDepthExceeds(text: string, max: number): boolean {
 
 export async function parseJsonBody(request: Request, limit = JSON_BODY_LIMIT): Promise<unknown> {
   const bytes = await readLimited(request, limit);
+  requestMeta(request).rawBody = bytes;
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -14,6 +14,8 @@ export interface RequestMeta {
   /** Called once with the final status, before the response leaves (see settleRequest). */
   onSettle?: (status: number) => void;
   settled?: boolean;
+  /** The bytes of a JSON body as received (webhook signatures are computed over them). */
+  rawBody?: Uint8Array;
 }
 
 /**

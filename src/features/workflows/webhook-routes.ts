@@ -1,0 +1,60 @@
+// HTTP route of spec §4.7: POST /api/webhook/{custom_path}. No auth: the path (and the signature,
+// when the trigger has a secret) is the credential. Unknown paths, the per-path rate limit and
+// non-JSON bodies are answered before the body is read.
+import { Elysia, t } from "elysia";
+import { AppError, invalid, notFound } from "../../platform/errors";
+import { errors } from "../../platform/http/schemas";
+import { requestMeta } from "../../platform/http/request-meta";
+import { rateLimitHeaders, type RateLimiter } from "../../platform/rate-limit";
+import type { TriggerRow } from "./triggers";
+import { WebhookAnswer, WebhookParams } from "./trigger-model";
+import type { Webhooks } from "./webhooks";
+
+const PREFIX = "/api/webhook/";
+
+export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }) {
+  const { webhooks, limiter } = deps;
+  const found = new WeakMap<Request, TriggerRow>();
+
+  return new Elysia()
+    .onRequest(({ request, set }) => {
+      const meta = requestMeta(request);
+      if (meta.method !== "POST" || !meta.path.startsWith(PREFIX)) return;
+      const path = meta.path.slice(PREFIX.length);
+      const trigger = webhooks.find(path);
+      // Known paths share one budget whoever sends; probes of unknown paths are budgeted per address.
+      const decision = limiter.hit(trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default");
+      const headers = rateLimitHeaders(decision);
+      Object.assign(set.headers, headers);
+      if (!decision.allowed) throw new AppError(429, "TooManyRequests", `Too many deliveries to this webhook; retry in ${decision.reset} s`, undefined, headers);
+      if (!trigger) throw notFound("Webhook");
+      const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+      if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");
+      found.set(request, trigger);
+    })
+    .post(
+      "/api/webhook/:custom_path",
+      async ({ request, body }) => {
+        const trigger = found.get(request);
+        if (!trigger) throw notFound("Webhook");
+        webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
+        const d = await webhooks.receive(trigger, body, request.headers);
+        const message = d.status === "accepted" ? "Delivery accepted" : d.status === "ignored" ? "ignored" : "duplicate: this delivery was received before";
+        return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
+      },
+      {
+        params: WebhookParams,
+        body: t.Record(t.String(), t.Unknown(), { description: "Any JSON object; the workflow's input is {body, headers (a safe subset), event}" }),
+        response: { 200: WebhookAnswer, ...errors(400, 401, 404, 413, 429, 503) },
+        detail: {
+          tags: ["Webhooks"],
+          summary: "Deliver an event to the workflow whose trigger.webhook node has this path",
+          description:
+            "Stored first, answered 200, run afterwards. With a secret on the trigger the delivery must be signed (Standard Webhooks or GitHub's X-Hub-Signature-256), else 401. " +
+            "A repeated webhook-id / X-GitHub-Delivery / Idempotency-Key answers with the first delivery and starts nothing; an event outside the trigger's `events` is answered `ignored`. " +
+            "Limited per path (HEARTH_WEBHOOK_RATE_LIMIT a minute).",
+          security: [],
+        },
+      },
+    );
+}
