@@ -5,6 +5,7 @@ import { Elysia, t } from "elysia";
 import { AppError, invalid, notFound } from "../../platform/errors";
 import { errors } from "../../platform/http/schemas";
 import { requestMeta } from "../../platform/http/request-meta";
+import { readPending } from "../../platform/http/body";
 import { rateLimitHeaders, type RateLimiter } from "../../platform/rate-limit";
 import type { TriggerRow } from "./triggers";
 import { WebhookAnswer, WebhookParams } from "./trigger-model";
@@ -37,8 +38,10 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
       async ({ request, body }) => {
         const trigger = found.get(request);
         if (!trigger) throw notFound("Webhook");
+        // No `auth` option here: the checks above ran before the read; the body is read now.
+        const payload = await readPending(body);
         webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
-        const d = await webhooks.receive(trigger, body, request.headers);
+        const d = await webhooks.receive(trigger, payload as Record<string, unknown>, request.headers);
         const message = d.status === "accepted" ? "Delivery accepted" : d.status === "ignored" ? "ignored" : "duplicate: this delivery was received before";
         return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
       },

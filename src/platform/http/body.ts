@@ -165,3 +165,6 @@ export class PendingBody {
     return readBody(this.request, this.contentType);
   }
 }
+
+/** The body of a route without an `auth` option (its own checks ran first, e.g. webhooks): read it now. */
+export const readPending = async (body: unknown): Promise<unknown> => (body instanceof PendingBody ? body.read() : body);
