@@ -50,3 +50,40 @@ test("meeting notes: a URL that is not audio fails the execution with a readable
   expect(e.status).toBe("failed");
   expect(e.error).toMatch(/transcribe/);
 });
+
+test("ticket triage: a signed GitHub-style delivery runs the agent; an unsigned one is refused", async () => {
+  const secret = "triage-secret-0123456789";
+  const a = (await h.call("POST", "/api/agent-base/install", { token: jwt, body: { product_id: ws, template: "ticket-triage", settings: { webhook_path: "triage-tickets-77", secret, events: ["issues"], categories: ["billing", "outage"] } } })).body.data;
+  fake.respond = (r) => `Priority: urgent. Category: outage. (${(r.messages.at(-1)?.content ?? "").includes("Checkout is down") ? "read the ticket" : "no ticket"})`;
+  const body = JSON.stringify({ action: "opened", issue: { title: "Checkout is down", body: "500 on every payment" } });
+  const sig = new Bun.CryptoHasher("sha256", secret).update(body).digest("hex");
+  const unsigned = await h.call("POST", "/api/webhook/triage-tickets-77", { raw: body, headers: { "content-type": "application/json", "x-github-event": "issues" } });
+  expect(unsigned.status).toBe(401);
+  const r = await h.call("POST", "/api/webhook/triage-tickets-77", { raw: body, headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": crypto.randomUUID(), "x-hub-signature-256": `sha256=${sig}` } });
+  expect(r.status).toBe(200);
+  const done = await h.services.workflow.engine.until(r.body.data.execution_id);
+  expect(done.status).toBe("succeeded");
+  expect((done.output as { text: string }).text).toBe("Priority: urgent. Category: outage. (read the ticket)");
+  const ex = (await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data[0];
+  expect(ex.trigger.type).toBe("webhook");
+  expect(fake.requests.at(-1)!.messages.at(-1)!.content).toContain("Categories: billing, outage");
+});
+
+test("daily digest: fires from the schedule when the clock reaches 08:00 in its time zone", async () => {
+  h.clock.set(Date.parse("2026-03-02T06:00:00Z")); // a Monday, 07:00 in Berlin
+  fake.respond = () => "Digest: nothing new.";
+  const a = (await h.call("POST", "/api/agent-base/install", { token: jwt, body: { product_id: ws, template: "daily-digest", settings: { cron: "0 8 * * 1-5", timezone: "Europe/Berlin", topics: "backups" } } })).body.data;
+  const triggers = (await h.call("GET", `/api/agent-base/triggers?product_id=${ws}`, { token: jwt })).body.data.filter((t: any) => t.workflow_id === a.workflow_id && t.type === "schedule");
+  expect(triggers[0].next_run_at).toBe("2026-03-02T07:00:00.000Z");
+  h.clock.set(Date.parse("2026-03-02T06:59:00Z"));
+  await h.services.workflow.scheduler.tick();
+  expect((await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data).toHaveLength(0);
+  h.clock.set(Date.parse("2026-03-02T07:00:01Z"));
+  await h.services.workflow.scheduler.tick();
+  const list = (await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data;
+  expect(list).toHaveLength(1);
+  expect(list[0].trigger).toMatchObject({ type: "schedule", id: triggers[0].id });
+  const done = await h.services.workflow.engine.until(list[0].id);
+  expect(done.output).toMatchObject({ text: "Digest: nothing new." });
+  expect(fake.requests.at(-1)!.messages.at(-1)!.content).toContain("Topics: backups");
+});
