@@ -69,7 +69,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ url: config.ollamaUrl, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
-  const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
+  const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline, maxSeconds: config.audioMaxMinutes * 60 });
 
   /** Queues vectors for files stored while the model was missing, once it is there. */
   const catchUpEmbeddings = async () => {
