@@ -39,20 +39,23 @@ async function longMp3(seconds: number): Promise<Uint8Array | null> {
   return (await proc.exited) === 0 ? out : null;
 }
 
-/** Sequential GET /health for `ms` (a request still open at the end counts with its time so far); latencies in ms. */
-async function pollHealth(base: string, ms: number): Promise<number[]> {
+/** Sequential GET /health for `ms` (a request still open at the end counts with its time so far); latencies in ms, and how many were not 200. */
+async function pollHealth(base: string, ms: number): Promise<{ samples: number[]; failed: number }> {
   const samples: number[] = [];
+  let failed = 0;
   const until = performance.now() + ms;
   while (performance.now() < until) {
     const t0 = performance.now();
     try {
-      await (await fetch(`${base}/health`, { signal: AbortSignal.timeout(Math.max(1, until - t0)) })).arrayBuffer();
+      const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(Math.max(1, until - t0)) });
+      await res.arrayBuffer();
+      if (res.status !== 200) failed++;
     } catch {
-      // Timed out at the end of the window: the time it waited is the sample.
+      failed++; // timed out at the end of the window: the time it waited is the sample
     }
     samples.push(performance.now() - t0);
   }
-  return samples;
+  return { samples, failed };
 }
 
 interface Hostile {
@@ -79,7 +82,8 @@ async function measureOne(ctx: SuiteContext, cmd: string[], modelsDir: string, i
     ctx.log(`${input.key}: warm-up (Whisper loads), then ${IDLE_MS / 1000} s idle`);
     const warm = await transcribe(makeWav(sine(300, 1, 16000), { rate: 16000 }), "warm.wav");
     if (warm.status !== 200) throw new Error(`warm-up answered ${warm.status}: ${(await warm.text()).slice(0, 200)}`);
-    const idle = summarize(await pollHealth(session.base, IDLE_MS));
+    const idlePoll = await pollHealth(session.base, IDLE_MS);
+    const idle = summarize(idlePoll.samples);
     const idleRss = memoryOf(server.pid);
 
     ctx.log(`${input.key}: uploading ${(input.bytes.length / 2 ** 20).toFixed(1)} MB, /health polled for ${WINDOW_MS / 1000} s`);
@@ -90,11 +94,12 @@ async function measureOne(ctx: SuiteContext, cmd: string[], modelsDir: string, i
       async (r) => ({ status: r.status, ms: performance.now() - t0, message: ((await r.json().catch(() => ({}))) as { message?: string }).message ?? "" }),
       () => ({ status: 0, ms: performance.now() - t0, message: "no answer within the window (dropped)" }),
     );
-    const during = summarize(await pollHealth(session.base, WINDOW_MS));
+    const duringPoll = await pollHealth(session.base, WINDOW_MS);
+    const during = summarize(duringPoll.samples);
     const children = childrenOf(server.pid).length;
     leave.abort();
     const peak = mem.stop();
-    return { idle, idleRss, during, peak, answer: await answer, children };
+    return { idle, idleRss, during, peak, answer: await answer, children, notOk: idlePoll.failed + duringPoll.failed };
   } finally {
     await server.stop();
   }
@@ -121,7 +126,7 @@ async function run(ctx: SuiteContext) {
       { name: `server peak RSS while ${input.name} is processed`, unit: "MB", value: r.peak.rss, baseline: r.idleRss.rss, baselineName: "idle RSS before the upload", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
     );
     notes.push(
-      `${input.key}: ${(input.bytes.length / 2 ** 20).toFixed(1)} MB; answer ${r.answer.status || "none"} after ${(r.answer.ms / 1000).toFixed(1)} s${r.answer.message ? ` ("${r.answer.message.slice(0, 120)}")` : ""}; /health during: ${r.during.count} requests, p50 ${r.during.p50.toFixed(1)} ms, max ${r.during.max.toFixed(0)} ms (idle p50 ${r.idle.p50.toFixed(1)}, p99 ${r.idle.p99.toFixed(1)} ms); ffmpeg child peak RSS ${r.peak.childRss.toFixed(0)} MB`,
+      `${input.key}: ${(input.bytes.length / 2 ** 20).toFixed(1)} MB; answer ${r.answer.status || "none"} after ${(r.answer.ms / 1000).toFixed(1)} s${r.answer.message ? ` ("${r.answer.message.slice(0, 120)}")` : ""}; /health during: ${r.during.count} requests (${r.notOk} not 200 in all), p50 ${r.during.p50.toFixed(1)} ms, max ${r.during.max.toFixed(0)} ms (idle p50 ${r.idle.p50.toFixed(1)}, p99 ${r.idle.p99.toFixed(1)} ms); ffmpeg child peak RSS ${r.peak.childRss.toFixed(0)} MB`,
     );
   }
   notes.push(`each input on a fresh server after a 1 s warm-up transcription (Whisper loaded); /health polled sequentially by fetch, ${IDLE_MS / 1000} s idle then ${WINDOW_MS / 1000} s from the upload's start; RSS polled every 100 ms (worker threads included)`);
