@@ -3,7 +3,7 @@
 // resampler cannot take, ffmpeg output with no end, an upload ffmpeg could read as a playlist
 // and fetch URLs from, and model files that do not match their pinned SHA-256.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
@@ -26,6 +26,18 @@ function longWav(seconds: number, rate = 1000): Uint8Array {
   for (let i = 0; i < frames; i += 7) out[header.length + i] = 128 + ((i * 13) % 9) - 4; // a little noise, not silence
   return out;
 }
+
+/** ffmpeg processes this test process started that are still running (Linux /proc). */
+const runningFfmpeg = () =>
+  readdirSync("/proc/self/task")
+    .flatMap((t) => readFileSync(`/proc/self/task/${t}/children`, "utf8").trim().split(/\s+/).filter(Boolean))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "ffmpeg";
+      } catch {
+        return false;
+      }
+    });
 
 let h: Harness;
 let token: string;
@@ -121,6 +133,8 @@ describe.skipIf(!ffmpeg)("ffmpeg", () => {
       expect(body.message).toContain("1 minute");
       expect(performance.now() - started).toBeLessThan(10_000);
       expect(small.services.transcriber.stats().runs).toBe(0);
+      await Bun.sleep(100);
+      expect(runningFfmpeg()).toEqual([]); // killed at the cap, not left decoding
     } finally {
       await small.close();
     }
