@@ -11,12 +11,13 @@ import { hostileRequestsSuite } from "./hostile-requests";
 import { agentsSuite } from "./agents";
 import { fairnessSuite } from "./fairness";
 import { webhooksSuite } from "./webhooks";
+import { hostileAudioSuite } from "./hostile-audio";
 import { formatSummary, formatTable, writeJson } from "./lib/report";
 import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",

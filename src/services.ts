@@ -25,7 +25,7 @@ import { createChatService } from "./features/assistant/service";
 import { createLlm } from "./platform/llm/create";
 import { createAssistant } from "./features/assistant/chat";
 import { createTranscriber } from "./features/transcription/transcriber";
-import { decodeAudio } from "./features/transcription/audio";
+import { prepareAudio } from "./features/transcription/audio";
 import { createWorkflowFeature } from "./features/workflows/feature";
 import { workflowTools } from "./features/workflows/tools";
 import { knowledgeTools } from "./features/knowledge/tools";
@@ -80,7 +80,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });
   const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
-  const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline });
+  const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline, maxSeconds: config.audioMaxMinutes * 60 });
   // One connection without an fsync per commit, for rows a crash may lose: event deltas, run records.
   const hotDb = storage.openConnection("NORMAL").db;
   const workflow = createWorkflowFeature({
@@ -92,7 +92,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     knowledge,
     search,
     llm,
-    transcribe: async (bytes, language, signal) => transcriber.transcribe((await decodeAudio(bytes)).samples, language, signal),
+    transcribe: async (bytes, language, signal) => transcriber.transcribe(await prepareAudio(bytes, transcriber.maxSeconds), language, signal),
     concurrency: config.workflowConcurrency,
     httpAllow: config.httpAllow,
     publicUrl: config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`,

@@ -9,6 +9,7 @@ export interface Config {
   readonly offline: boolean;
   readonly embeddingModel: string;
   readonly whisperModel: string;
+  readonly audioMaxMinutes: number;
   readonly ollamaUrl: string;
   readonly llmModel: string;
   readonly adminEmail: string;
@@ -97,6 +98,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_OFFLINE", flag: "--offline", key: "offline", default: "0", help: "1: never fetch model files from the network", parse: flag },
   { env: "HEARTH_EMBEDDING_MODEL", flag: "--embedding-model", key: "embeddingModel", default: "onnx-community/all-MiniLM-L6-v2-ONNX", help: "embedding model id", parse: text },
   { env: "HEARTH_WHISPER_MODEL", flag: "--whisper-model", key: "whisperModel", default: "Xenova/whisper-tiny", help: "transcription model id", parse: text },
+  { env: "HEARTH_AUDIO_MAX_MINUTES", flag: "--audio-max-minutes", key: "audioMaxMinutes", default: "120", help: "longest audio transcribed, in minutes of decoded sound (checked before decoding; longer is 413)", parse: integer(1, 24 * 60) },
   { env: "HEARTH_OLLAMA_URL", flag: "--ollama-url", key: "ollamaUrl", default: "http://127.0.0.1:11434", help: "Ollama server", parse: url },
   { env: "HEARTH_LLM_MODEL", flag: "--llm-model", key: "llmModel", default: "llama3.2", help: "chat model name in Ollama", parse: text },
   { env: "HEARTH_LLM_PROVIDER", flag: "--llm-provider", key: "llmProvider", default: "ollama", help: "ollama, or openai for any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, LocalAI)", parse: oneOf("ollama", "openai") },

@@ -1,63 +1,47 @@
-// Any uploaded audio as 16 kHz mono samples: WAV natively, other formats through ffmpeg when it
-// is on the PATH. The type is judged by the bytes, never by the name or the declared type.
+// What an upload is, checked on the HTTP thread before any decoding: WAV by its header (format,
+// rate, and duration against the cap), other formats by their bytes and then measured by ffmpeg
+// in a child process. The decoding itself happens in the transcription worker (decode.ts).
 import { fileTypeFromBuffer } from "file-type";
-import { AppError } from "../../platform/errors";
-import { decodeWav, looksLikeWav, TARGET_RATE } from "./wav";
+import { AppError, invalid } from "../../platform/errors";
+import { FFMPEG_FORMATS, openFfmpegStream, overCap } from "./ffmpeg";
+import { looksLikeWav, parseWav, wavDuration } from "./wav";
 
-/** Formats ffmpeg decodes for Hearth (by file-type's extension). */
-const VIA_FFMPEG = new Map([
-  ["mp3", "MP3"],
-  ["m4a", "M4A"],
-  ["mp4", "MP4 audio"],
-  ["aac", "AAC"],
-  ["ogg", "Ogg"],
-  ["oga", "Ogg"],
-  ["opus", "Opus"],
-  ["webm", "WebM"],
-  ["flac", "FLAC"],
-  ["mpga", "MP3"],
-]);
-const FFMPEG_TIMEOUT_MS = 120_000;
-
-export const SUPPORTED = "WAV (PCM or float); MP3, M4A, Ogg, Opus, WebM and FLAC when ffmpeg is installed";
+export const SUPPORTED = "WAV (PCM or float, 1-192 kHz); MP3, M4A, Ogg, Opus, WebM and FLAC when ffmpeg is installed";
 
 const ffmpegPath = () => Bun.which("ffmpeg", { PATH: process.env.PATH ?? "" });
 
-export interface Audio {
-  samples: Float32Array;
+/** How the worker decodes an upload; plain data, so it crosses to the worker as it is. */
+export type AudioSource = { kind: "wav" } | { kind: "ffmpeg"; ffmpeg: string; format: string; maxSeconds: number };
+
+export interface PreparedAudio {
+  bytes: Uint8Array;
+  source: AudioSource;
+  /** Seconds of audio (from the WAV header, or as ffmpeg decoded it). */
   duration: number;
 }
 
-/** Decodes an upload; 400 for broken audio, 415 for what is not audio or needs a missing ffmpeg. */
-export async function decodeAudio(bytes: Uint8Array): Promise<Audio> {
-  if (bytes.length === 0) throw new AppError(400, "ValidationError", "The file is empty");
+/** Checks an upload; 400 for broken audio, 413 past the duration cap, 415 for what is not audio or needs a missing ffmpeg. */
+export async function prepareAudio(bytes: Uint8Array, maxSeconds: number): Promise<PreparedAudio> {
+  if (bytes.length === 0) throw invalid("The file is empty");
   if (looksLikeWav(bytes)) {
-    const wav = await decodeWav(bytes);
-    return { samples: wav.samples, duration: wav.duration };
+    const duration = wavDuration(parseWav(bytes));
+    if (duration > maxSeconds) throw overCap(maxSeconds, `this WAV file is ${hours(duration)}`);
+    return { bytes, source: { kind: "wav" }, duration };
   }
   const type = await fileTypeFromBuffer(bytes);
-  const name = type ? VIA_FFMPEG.get(type.ext) : undefined;
-  if (!name) {
+  const known = type ? FFMPEG_FORMATS.get(type.ext) : undefined;
+  if (!type || !known) {
     throw new AppError(415, "UnsupportedMediaType", `${type ? `A ${type.ext.toUpperCase()} file` : "The file"} is not audio Hearth can read; send ${SUPPORTED}`);
   }
   const ffmpeg = ffmpegPath();
-  if (!ffmpeg) throw new AppError(415, "UnsupportedMediaType", `${name} needs ffmpeg, which is not installed on this server; send WAV, or install ffmpeg`);
-  return viaFfmpeg(ffmpeg, bytes, name);
+  if (!ffmpeg) throw new AppError(415, "UnsupportedMediaType", `${known.name} needs ffmpeg, which is not installed on this server; send WAV, or install ffmpeg`);
+  // A first pass in ffmpeg's own process (only its output is counted here): the cap is known before the queue.
+  const duration = await openFfmpegStream(ffmpeg, bytes, type.ext, { maxSeconds }).measure();
+  return { bytes, source: { kind: "ffmpeg", ffmpeg, format: type.ext, maxSeconds }, duration };
 }
 
-async function viaFfmpeg(ffmpeg: string, bytes: Uint8Array, name: string): Promise<Audio> {
-  const proc = Bun.spawn([ffmpeg, "-hide_banner", "-loglevel", "error", "-nostdin", "-i", "pipe:0", "-vn", "-f", "f32le", "-ac", "1", "-ar", String(TARGET_RATE), "pipe:1"], {
-    stdin: new Blob([bytes]),
-    stdout: "pipe",
-    stderr: "pipe",
-    timeout: FFMPEG_TIMEOUT_MS,
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
-  const usable = out.byteLength - (out.byteLength % 4);
-  if (code !== 0 || usable === 0) {
-    const reason = err.trim().split("\n").at(-1) || (code === 0 ? "no audio in it" : `ffmpeg exit ${code}`);
-    throw new AppError(400, "ValidationError", `The ${name} file could not be decoded: ${reason}`);
-  }
-  const samples = new Float32Array(out, 0, usable / 4);
-  return { samples, duration: samples.length / TARGET_RATE };
+/** "7 h 16 min", "2 h 0 min 5 s". */
+function hours(seconds: number): string {
+  const s = Math.round(seconds);
+  return `${Math.floor(s / 3600)} h ${Math.floor(s / 60) % 60} min${s % 60 ? ` ${s % 60} s` : ""}`;
 }

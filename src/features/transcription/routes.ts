@@ -4,7 +4,7 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { AppError, tooLarge } from "../../platform/errors";
 import { errors } from "../../platform/http/schemas";
-import { decodeAudio, SUPPORTED } from "./audio";
+import { prepareAudio, SUPPORTED } from "./audio";
 import { render, RESPONSE_FORMATS, type ResponseFormat } from "./formats";
 import type { Transcriber } from "./transcriber";
 
@@ -36,9 +36,9 @@ export function transcriptionRoutes(auth: AuthPlugin, transcriber: Transcriber) 
         const granularities = [body["timestamp_granularities[]"] ?? []].flat();
         if (granularities.some((g) => g !== "segment")) throw new AppError(400, "ValidationError", 'timestamp_granularities: only "segment" is supported');
         if (body.file.size > MAX_AUDIO_BYTES) throw tooLarge("Audio files may be at most 25 MB");
-        const audio = await decodeAudio(new Uint8Array(await body.file.arrayBuffer()));
+        const audio = await prepareAudio(new Uint8Array(await body.file.arrayBuffer()), transcriber.maxSeconds);
         const language = body.language?.trim().toLowerCase() || null;
-        const transcript = await transcriber.transcribe(audio.samples, language, request.signal);
+        const transcript = await transcriber.transcribe(audio, language, request.signal);
         const out = render(transcript, format);
         set.headers["content-type"] = out.contentType;
         return out.body;

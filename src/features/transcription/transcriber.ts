@@ -1,11 +1,13 @@
 // The main-thread side of transcription: one request at a time (Whisper already uses both cores),
-// long audio cut into windows of at most 30 s at quiet moments, a caller who leaves dropped from
-// the queue or stopped at the next window, and the transcriber's state for /health.
-import { AppError } from "../../platform/errors";
+// the upload handed to the worker, which decodes it and cuts it into windows of at most 30 s at
+// quiet moments; a caller who leaves is dropped from the queue or stopped at the next window; the
+// transcriber's state for /health.
+import { AppError, type ErrorCode } from "../../platform/errors";
 import { modelPresence } from "../../platform/ml/models";
-import { createWorkerClient } from "../../platform/ml/worker-client";
+import { createWorkerClient, WorkerError } from "../../platform/ml/worker-client";
 import { isCompiled } from "../../platform/native";
 import type { CheckState } from "../system/health";
+import type { PreparedAudio } from "./audio";
 import { TARGET_RATE } from "./wav";
 
 export interface Segment {
@@ -23,44 +25,11 @@ export interface Transcript {
   segments: Segment[];
 }
 
-/** Whisper's window. */
-const WINDOW_S = 30;
-/** A window ends at the quietest moment of its last few seconds, so no word is cut in two. */
-const SEARCH_S = 5;
-const FRAME_S = 0.05;
-
-/**
- * Window boundaries (sample offsets) for `samples`: each window at most 30 s, ending at the
- * quietest 50 ms frame within its last 5 s (or at 30 s when the audio is over by then).
- */
-export function windows(samples: Float32Array, rate = TARGET_RATE): [number, number][] {
-  const max = WINDOW_S * rate;
-  const frame = Math.round(FRAME_S * rate);
-  const out: [number, number][] = [];
-  for (let start = 0; start < samples.length; ) {
-    if (samples.length - start <= max) {
-      out.push([start, samples.length]);
-      break;
-    }
-    let best = start + max;
-    let quietest = Infinity;
-    for (let f = start + max - SEARCH_S * rate; f + frame <= start + max; f += frame) {
-      let energy = 0;
-      for (let i = f; i < f + frame; i++) energy += samples[i]! * samples[i]!;
-      if (energy < quietest) {
-        quietest = energy;
-        best = f + Math.floor(frame / 2);
-      }
-    }
-    out.push([start, best]);
-    start = best;
-  }
-  return out;
-}
-
 type State = { state: "idle" | "loading" | "ok" } | { state: "unavailable"; reason: string };
 
-export function createTranscriber(opts: { modelsDir: string; model: string; offline: boolean }) {
+type Window = { done: true } | { done: false; language: string; from: number; to: number; segments: { start: number; end: number; text: string }[] };
+
+export function createTranscriber(opts: { modelsDir: string; model: string; offline: boolean; maxSeconds: number }) {
   const url = isCompiled() ? "./src/features/transcription/worker.ts" : new URL("./worker.ts", import.meta.url);
   const client = createWorkerClient(url, { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
   let state: State = { state: "idle" };
@@ -68,14 +37,15 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
   let tail: Promise<unknown> = Promise.resolve();
   const counts = { runs: 0, skipped: 0 };
 
-  const call = async <T>(op: "languages" | "detect" | "transcribe", samples?: Float32Array, language: string | null = null): Promise<T> => {
+  const call = async <T>(op: "languages" | "open" | "next" | "close", args: unknown = {}, transfer: ArrayBuffer[] = []): Promise<T> => {
     if (state.state === "idle") state = { state: "loading" };
     try {
-      const copy = samples?.slice(); // its buffer moves to the worker
-      const result = await client.call<T>(op, { samples: copy, language }, copy ? [copy.buffer] : []);
+      const result = await client.call<T>(op, args, transfer);
       state = { state: "ok" };
       return result;
     } catch (e) {
+      // A decoder's 4xx (broken audio, over the cap) is the caller's; anything else means Whisper is not there.
+      if (e instanceof WorkerError && e.status && e.code) throw new AppError(e.status, e.code as ErrorCode, e.message);
       if (state.state !== "ok") state = { state: "unavailable", reason: (e as Error).message };
       throw new AppError(503, "ServiceUnavailable", `Transcription is unavailable: ${(e as Error).message}`);
     }
@@ -83,38 +53,50 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
 
   let known: Set<string> | undefined;
 
-  const run = async (samples: Float32Array, language: string | null, signal: AbortSignal): Promise<Transcript> => {
+  const run = async (audio: PreparedAudio, language: string | null, signal: AbortSignal): Promise<Transcript> => {
     if (language !== null) {
       known ??= new Set(await call<string[]>("languages"));
       if (!known.has(language)) throw new AppError(400, "ValidationError", `language "${language}" is not one Whisper knows; use an ISO 639-1 code such as "en" or "de", or leave it out to detect it`);
     }
-    const spans = windows(samples);
-    const detected = language ?? (await call<{ language: string }>("detect", samples.subarray(0, WINDOW_S * TARGET_RATE))).language;
+    // The upload's buffer moves to the worker, which decodes it there a window at a time.
+    await call("open", { bytes: audio.bytes, source: audio.source }, [audio.bytes.buffer as ArrayBuffer]);
     const segments: Segment[] = [];
-    for (const [from, to] of spans) {
-      if (signal.aborted) throw signal.reason;
-      const part = await call<{ text: string; segments: { start: number; end: number; text: string }[] }>("transcribe", samples.subarray(from, to), detected);
-      const offset = from / TARGET_RATE;
-      const windowEnd = to / TARGET_RATE;
-      for (const s of part.segments) {
-        segments.push({ id: segments.length, start: round(offset + s.start), end: round(Math.min(offset + s.end, windowEnd)), text: s.text });
+    let detected = language;
+    let samples = 0;
+    try {
+      for (;;) {
+        if (signal.aborted) throw signal.reason;
+        const part = await call<Window>("next", { language: detected });
+        if (part.done) break;
+        detected = part.language;
+        samples = part.to;
+        const offset = part.from / TARGET_RATE;
+        const windowEnd = part.to / TARGET_RATE;
+        for (const s of part.segments) {
+          segments.push({ id: segments.length, start: round(offset + s.start), end: round(Math.min(offset + s.end, windowEnd)), text: s.text });
+        }
       }
+    } finally {
+      await call("close").catch(() => {});
     }
-    return { text: segments.map((s) => s.text).join(" ").trim(), language: detected, duration: round(samples.length / TARGET_RATE), segments };
+    return { text: segments.map((s) => s.text).join(" ").trim(), language: detected ?? "en", duration: round(samples / TARGET_RATE), segments };
   };
 
   return {
     model: opts.model,
 
-    /** Transcribes 16 kHz mono audio after every request queued before it; rejects with `signal.reason` if the caller leaves. */
-    transcribe(samples: Float32Array, language: string | null, signal: AbortSignal): Promise<Transcript> {
+    /** Longest audio accepted, in seconds (HEARTH_AUDIO_MAX_MINUTES). */
+    maxSeconds: opts.maxSeconds,
+
+    /** Transcribes a checked upload after every request queued before it; rejects with `signal.reason` if the caller leaves. */
+    transcribe(audio: PreparedAudio, language: string | null, signal: AbortSignal): Promise<Transcript> {
       const turn = tail.then(() => {
         if (signal.aborted) {
           counts.skipped++;
           throw signal.reason;
         }
         counts.runs++;
-        return run(samples, language, signal);
+        return run(audio, language, signal);
       });
       tail = turn.catch(() => {});
       return turn;

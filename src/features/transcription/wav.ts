@@ -1,7 +1,8 @@
 // WAV decoding for transcription: RIFF/WAVE with PCM (8, 16, 24, 32 bit) or IEEE float (32, 64
-// bit) samples, plain or WAVE_FORMAT_EXTENSIBLE, any channel count and rate, mixed down to mono
-// and resampled to the 16 kHz Whisper expects (libsamplerate, compiled to WASM). Anything else
-// is refused with the reason: 415 for encodings it does not read, 400 for broken files.
+// bit) samples, plain or WAVE_FORMAT_EXTENSIBLE, any channel count, 1-192 kHz, mixed down to mono
+// and resampled to the 16 kHz Whisper expects (libsamplerate, compiled to WASM) a block at a time,
+// so hours of audio never sit in memory as floats. Anything else is refused with the reason: 415
+// for encodings and rates it does not read, 400 for broken files.
 import { create, ConverterType } from "@alexanderolsen/libsamplerate-js";
 import { AppError } from "../../platform/errors";
 
@@ -27,6 +28,11 @@ export interface DecodedAudio {
 const WAVE_FORMAT_PCM = 1;
 const WAVE_FORMAT_IEEE_FLOAT = 3;
 const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+/** libsamplerate-js refuses input rates above 192 kHz; below 1 kHz is not speech. */
+const MIN_RATE = 1000;
+const MAX_RATE = 192_000;
+/** Source audio mixed and resampled per call: small enough to bound memory, large enough to keep calls few. */
+const BLOCK_SECONDS = 10;
 /** Writers that stream set the data size to 0 or 0xFFFFFFFF: the data runs to the end of the file. */
 const STREAMED_SIZES = new Set([0, 0xffffffff]);
 
@@ -85,16 +91,22 @@ function readFormat(view: DataView, at: number, size: number): Omit<WavInfo, "da
   const bitsOk = format === "pcm" ? [8, 16, 24, 32].includes(bitsPerSample) : [32, 64].includes(bitsPerSample);
   if (!bitsOk) throw unsupported(`${bitsPerSample}-bit ${format === "pcm" ? "PCM" : "float"} WAV is not supported (PCM 8/16/24/32-bit, float 32/64-bit are)`);
   if (channels < 1 || channels > 32) throw broken(`The WAV file declares ${channels} channels`);
-  if (sampleRate < 1000 || sampleRate > 768_000) throw broken(`The WAV file declares a sample rate of ${sampleRate} Hz`);
+  if (sampleRate < MIN_RATE || sampleRate > MAX_RATE) throw unsupported(`A sample rate of ${sampleRate} Hz is not supported; WAV from 1,000 to 192,000 Hz is`);
   return { format, channels, sampleRate, bitsPerSample };
 }
 
-/** One float per frame: the mean of the frame's channels, scaled to [-1, 1]. */
-export function mixToMono(wav: WavInfo): Float32Array {
+/** Frames of sample data in a parsed WAV. */
+export const frameCount = (wav: WavInfo) => wav.data.length / ((wav.bitsPerSample / 8) * wav.channels);
+
+/** Seconds of audio in a parsed WAV, from its header alone. */
+export const wavDuration = (wav: WavInfo) => frameCount(wav) / wav.sampleRate;
+
+/** One float per frame (frames `from` to `to`): the mean of the frame's channels, scaled to [-1, 1]. */
+export function mixToMono(wav: WavInfo, from = 0, to = frameCount(wav)): Float32Array {
   const { data, channels, bitsPerSample, format } = wav;
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const bytes = bitsPerSample / 8;
-  const frames = data.length / (bytes * channels);
+  const frames = to - from;
   const out = new Float32Array(frames);
   const read: (at: number) => number =
     format === "float"
@@ -108,7 +120,7 @@ export function mixToMono(wav: WavInfo): Float32Array {
           : bitsPerSample === 24
             ? (at) => ((data[at]! | (data[at + 1]! << 8) | (data[at + 2]! << 16)) << 8 >> 8) / 8388608
             : (at) => view.getInt32(at, true) / 2147483648;
-  for (let f = 0, at = 0; f < frames; f++) {
+  for (let f = 0, at = from * bytes * channels; f < frames; f++) {
     let sum = 0;
     for (let c = 0; c < channels; c++, at += bytes) sum += read(at);
     const v = sum / channels;
@@ -117,24 +129,46 @@ export function mixToMono(wav: WavInfo): Float32Array {
   return out;
 }
 
-/** Mono samples at `rate` resampled to 16 kHz (libsamplerate's fastest sinc converter: band-limited, ~1% of real time here). */
-export async function resampleTo16k(mono: Float32Array, rate: number): Promise<Float32Array> {
-  if (rate === TARGET_RATE) return mono;
-  const src = await create(1, rate, TARGET_RATE, { converterType: ConverterType.SRC_SINC_FASTEST });
+/**
+ * The WAV as 16 kHz mono blocks (about 10 s of source audio each), mixed and resampled one block
+ * at a time through one stateful libsamplerate converter (its fastest sinc: band-limited).
+ */
+export async function* wavBlocks(wav: WavInfo): AsyncGenerator<Float32Array> {
+  const total = frameCount(wav);
+  const step = BLOCK_SECONDS * wav.sampleRate;
+  if (wav.sampleRate === TARGET_RATE) {
+    for (let at = 0; at < total; at += step) yield mixToMono(wav, at, Math.min(at + step, total));
+    return;
+  }
+  const src = await create(1, wav.sampleRate, TARGET_RATE, { converterType: ConverterType.SRC_SINC_FASTEST });
   try {
-    return src.full(mono);
+    for (let at = 0; at < total; at += step) yield src.full(mixToMono(wav, at, Math.min(at + step, total)));
   } finally {
     src.destroy();
   }
 }
 
-/** A WAV file as 16 kHz mono floats, with what it was. */
+/** A WAV file as 16 kHz mono floats, with what it was (short audio: tests and benchmarks; uploads stream through wavBlocks). */
 export async function decodeWav(bytes: Uint8Array): Promise<DecodedAudio> {
   const wav = parseWav(bytes);
-  const samples = await resampleTo16k(mixToMono(wav), wav.sampleRate);
+  const blocks: Float32Array[] = [];
+  for await (const block of wavBlocks(wav)) blocks.push(block);
+  const samples = concat(blocks);
   return {
     samples,
     duration: samples.length / TARGET_RATE,
     source: { channels: wav.channels, sampleRate: wav.sampleRate, bitsPerSample: wav.bitsPerSample, format: wav.format },
   };
+}
+
+/** The arrays end to end in one. */
+export function concat(parts: Float32Array[]): Float32Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -1,12 +1,18 @@
-// The transcription inference worker: loads Whisper once, at its first request, and transcribes
-// or detects the language of one window (≤ 30 s of 16 kHz mono) per request. A worker of its own,
-// not the embedder's: a ten-minute recording must not hold up the query embedding of a search.
+// The transcription inference worker: loads Whisper once, at its first request, and decodes and
+// transcribes one upload a window (≤ 30 s of 16 kHz mono) per request, so the HTTP thread never
+// decodes audio and the caller can stop between windows. A worker of its own, not the
+// embedder's: a ten-minute recording must not hold up the query embedding of a search.
 import { loadTranscriber, type LoadedTranscriber, type TranscriberOptions } from "../../platform/ml/transformers";
 import { serveWorker } from "../../platform/ml/worker-client";
+import type { AudioSource } from "./audio";
+import { decodeBlocks } from "./decode";
+import { windowStream, type Window } from "./windows";
 
 let options: TranscriberOptions | undefined;
 let loading: Promise<LoadedTranscriber> | undefined;
 let state: { state: "idle" | "loading" | "ok" | "unavailable"; reason?: string } = { state: "idle" };
+/** The upload being transcribed (the main thread's queue sends one at a time). */
+let open: AsyncGenerator<Window> | undefined;
 
 const load = () => {
   if (!options) throw new Error("transcriber not initialised");
@@ -21,6 +27,12 @@ const load = () => {
   return loading;
 };
 
+const close = async () => {
+  const windows = open;
+  open = undefined;
+  await windows?.return(undefined);
+};
+
 serveWorker({
   init(opts: TranscriberOptions) {
     options = opts;
@@ -28,15 +40,34 @@ serveWorker({
 
   status: () => state,
 
-  async transcribe({ samples, language }: { samples: Float32Array; language: string | null }) {
-    return (await load()).transcribe(samples, language);
-  },
-
   async languages() {
     return (await load()).languages;
   },
 
-  async detect({ samples }: { samples: Float32Array }) {
-    return { language: await (await load()).detectLanguage(samples) };
+  /** Starts decoding an upload (its bytes are transferred here); `next` reads it a window at a time. */
+  async open({ bytes, source }: { bytes: Uint8Array; source: AudioSource }) {
+    await close();
+    open = windowStream(decodeBlocks(bytes, source));
+    return {};
   },
+
+  /** Transcribes the next window, detecting the language in the first one when none is given. */
+  async next({ language }: { language: string | null }) {
+    if (!open) throw new Error("no audio is open");
+    const window = await open.next();
+    if (window.done) {
+      await close();
+      return { done: true };
+    }
+    const { from, samples } = window.value;
+    const whisper = await load();
+    const lang = language ?? (await whisper.detectLanguage(samples));
+    const part = await whisper.transcribe(samples, lang);
+    // ONNX Runtime's tensors are small JS objects over large native buffers, so the collector does not
+    // hurry to free them: without this, hours of audio grow the process by ~200 MB every few windows.
+    Bun.gc(true);
+    return { done: false, language: lang, from, to: from + samples.length, segments: part.segments };
+  },
+
+  close,
 });

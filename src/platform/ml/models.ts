@@ -18,7 +18,8 @@ const KNOWN = manifest.models as unknown as ModelSpec[];
 
 export const modelSpec = (id: string): ModelSpec | undefined => KNOWN.find((m) => m.id === id);
 
-export type ModelCheck = { ok: true; pinned: boolean } | { ok: false; reason: string };
+/** `mismatch`: a file is there but is not the pinned one (never loadable, online or not). */
+export type ModelCheck = { ok: true; pinned: boolean } | { ok: false; reason: string; mismatch?: boolean };
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");
@@ -26,7 +27,6 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** Checks that a model's files are present in `modelsDir` and match their pinned hashes. */
 /** Whether the model's files are there, without reading them (cheap enough for /health). */
 export function modelPresence(modelsDir: string, id: string): ModelCheck {
   const spec = modelSpec(id);
@@ -37,14 +37,16 @@ export function modelPresence(modelsDir: string, id: string): ModelCheck {
   return { ok: true, pinned: true };
 }
 
+/** Checks that a model's files are present in `modelsDir` and match their pinned hashes; the files that are there are checked even when others are missing. */
 export async function checkModel(modelsDir: string, id: string): Promise<ModelCheck> {
   const present = modelPresence(modelsDir, id);
   const spec = modelSpec(id);
-  if (!present.ok || !spec) return present;
+  if (!spec) return present;
   const dir = join(modelsDir, id);
   for (const [file, expected] of Object.entries(spec.files)) {
+    if (!existsSync(join(dir, file))) continue;
     const actual = await sha256File(join(dir, file));
-    if (actual !== expected) return { ok: false, reason: `model file ${id}/${file} does not match its pinned SHA-256 (models/manifest.json)` };
+    if (actual !== expected) return { ok: false, mismatch: true, reason: `model file ${id}/${file} does not match its pinned SHA-256 (models/manifest.json)` };
   }
-  return { ok: true, pinned: true };
+  return present;
 }

@@ -19,6 +19,16 @@ export interface LoadedEmbedder {
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
+/**
+ * The SHA-256 check before a model loads, online or offline: a file that is there and does not
+ * match its pin is never loaded. Missing files stop an offline start; online, transformers.js
+ * fetches them (in memory: nothing on disk to check).
+ */
+async function verifyModel(opts: { modelsDir: string; model: string; offline: boolean }) {
+  const check = await checkModel(opts.modelsDir, opts.model);
+  if (!check.ok && (opts.offline || check.mismatch)) throw new Error(check.reason);
+}
+
 export function configure(opts: { modelsDir: string; offline: boolean }) {
   env.localModelPath = opts.modelsDir.endsWith("/") ? opts.modelsDir : `${opts.modelsDir}/`;
   env.allowLocalModels = true;
@@ -28,8 +38,7 @@ export function configure(opts: { modelsDir: string; offline: boolean }) {
 }
 
 export async function loadEmbedder(opts: EmbedderOptions): Promise<LoadedEmbedder> {
-  const check = await checkModel(opts.modelsDir, opts.model);
-  if (!check.ok && opts.offline) throw new Error(check.reason);
+  await verifyModel(opts);
   configure(opts);
   const spec = modelSpec(opts.model);
   const dtype = (spec?.dtype ?? "q8") as "q4";
@@ -73,8 +82,7 @@ export interface LoadedTranscriber {
 }
 
 export async function loadTranscriber(opts: TranscriberOptions): Promise<LoadedTranscriber> {
-  const check = await checkModel(opts.modelsDir, opts.model);
-  if (!check.ok && opts.offline) throw new Error(check.reason);
+  await verifyModel(opts);
   configure(opts);
   const spec = modelSpec(opts.model);
   const dtype = (spec?.dtype ?? "q8") as "q8";

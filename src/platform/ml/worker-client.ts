@@ -6,7 +6,19 @@ export interface WorkerRequest {
   args: unknown;
 }
 
-export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+/** A failure carries the HTTP status and code of an error that has them (a 413 from a decoder), so the caller can answer it as is. */
+export type WorkerReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string; status?: number; code?: string };
+
+/** An error thrown by a worker's handler, with its status and code when it had them. */
+export class WorkerError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
 
 export function createWorkerClient(url: URL | string, init: unknown) {
   let worker: Worker | undefined;
@@ -25,7 +37,7 @@ export function createWorkerClient(url: URL | string, init: unknown) {
       if (!p) return;
       pending.delete(ev.data.id);
       if (ev.data.ok) p.resolve(ev.data.result);
-      else p.reject(new Error(ev.data.error));
+      else p.reject(new WorkerError(ev.data.error, ev.data.status, ev.data.code));
     };
     w.onerror = (ev) => {
       failAll(`inference worker failed: ${ev.message}`);
@@ -77,7 +89,13 @@ export function serveWorker(handlers: Record<string, (args: any) => Promise<unkn
         const transfer = transferablesOf(result);
         postMessage({ id: req.id, ok: true, result } satisfies WorkerReply, transfer);
       } catch (e) {
-        postMessage({ id: req.id, ok: false, error: e instanceof Error ? e.message : String(e) } satisfies WorkerReply);
+        const { status, code } = (e ?? {}) as { status?: unknown; code?: unknown };
+        postMessage({
+          id: req.id,
+          ok: false,
+          error: e instanceof Error ? e.message : String(e),
+          ...(typeof status === "number" && typeof code === "string" ? { status, code } : {}),
+        } satisfies WorkerReply);
       }
     }
     busy = false;

@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
 import { makeWav } from "../../support/audio";
 import { decodeWav } from "../../../src/features/transcription/wav";
-import { windows } from "../../../src/features/transcription/transcriber";
+import { windows } from "../../../src/features/transcription/windows";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/audio");
 const fixture = async (name: string) => new Uint8Array(await Bun.file(join(FIXTURES, name)).arrayBuffer());
@@ -140,8 +140,16 @@ describe("audio shapes", () => {
 describe("other formats", () => {
   const ffmpeg = Bun.which("ffmpeg");
 
-  test.skipIf(!ffmpeg)("with ffmpeg on the PATH, MP3 and Ogg are decoded through it", async () => {
-    for (const [ext, args] of [["mp3", ["-f", "mp3"]], ["ogg", ["-c:a", "libvorbis", "-f", "ogg"]]] as const) {
+  test.skipIf(!ffmpeg)("with ffmpeg on the PATH, MP3, Ogg, Opus, M4A, WebM and FLAC are decoded through it", async () => {
+    const formats = [
+      ["mp3", ["-f", "mp3"]],
+      ["ogg", ["-c:a", "libvorbis", "-f", "ogg"]],
+      ["opus", ["-c:a", "libopus", "-f", "opus"]],
+      ["m4a", ["-c:a", "aac", "-movflags", "frag_keyframe+empty_moov", "-f", "ipod"]],
+      ["webm", ["-c:a", "libopus", "-f", "webm"]],
+      ["flac", ["-f", "flac"]],
+    ] as const;
+    for (const [ext, args] of formats) {
       const proc = Bun.spawn([ffmpeg!, "-hide_banner", "-loglevel", "error", "-i", join(FIXTURES, "callback.wav"), ...args, "pipe:1"], { stdout: "pipe" });
       const encoded = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
       expect(await proc.exited).toBe(0);
@@ -149,7 +157,7 @@ describe("other formats", () => {
       expect({ ext, status: r.status }).toEqual({ ext, status: 200 });
       expect(r.body.text.toLowerCase()).toContain("call me back");
     }
-  }, 60_000);
+  }, 120_000);
 
   test("without ffmpeg, an MP3 is 415 naming what works", async () => {
     // An MP3 frame header is enough for the type check; PATH without ffmpeg for this one server.

@@ -1,7 +1,8 @@
 // WAV decoding: every PCM and float encoding, channels mixed down, any rate resampled to 16 kHz
 // without changing pitch or level, and broken or unsupported files refused with 400/415.
 import { describe, expect, test } from "bun:test";
-import { decodeWav, mixToMono, parseWav, TARGET_RATE } from "../../../src/features/transcription/wav";
+import { create, ConverterType } from "@alexanderolsen/libsamplerate-js";
+import { decodeWav, mixToMono, parseWav, TARGET_RATE, wavBlocks } from "../../../src/features/transcription/wav";
 import { AppError } from "../../../src/platform/errors";
 import { makeWav, sine } from "../../support/audio";
 
@@ -66,6 +67,21 @@ describe("WAV decoding", () => {
     const same = sine(500, 0.5, 16000);
     const direct = await decodeWav(makeWav(same, { rate: 16000, format: "float", bits: 32 }));
     expect(direct.samples).toEqual(same);
+  });
+
+  test("decoded in 10 s blocks, a long WAV is the same as resampled in one piece: no seam at the block edges", async () => {
+    const wav = parseWav(makeWav(sine(440, 25, 44100, 0.5), { rate: 44100, channels: 2 }));
+    const blocks: Float32Array[] = [];
+    for await (const b of wavBlocks(wav)) blocks.push(b);
+    expect(blocks.length).toBe(3);
+    const streamed = (await decodeWav(makeWav(sine(440, 25, 44100, 0.5), { rate: 44100, channels: 2 }))).samples;
+    const src = await create(1, 44100, TARGET_RATE, { converterType: ConverterType.SRC_SINC_FASTEST });
+    const whole = src.full(mixToMono(wav));
+    src.destroy();
+    expect(streamed.length).toBe(whole.length);
+    let worst = 0;
+    for (let i = 0; i < whole.length; i++) worst = Math.max(worst, Math.abs(streamed[i]! - whole[i]!));
+    expect(worst).toBeLessThan(1e-5);
   });
 
   test("a tone above the new Nyquist frequency is filtered out, not folded back", async () => {
