@@ -23,7 +23,7 @@ function manyFieldBody(): { body: Uint8Array; contentType: string } {
 }
 
 /** Sequential /health requests on one keep-alive connection until `stop()`; latencies in ms. */
-async function sampleHealth(server: RunningServer, until: () => boolean, max = Number.POSITIVE_INFINITY): Promise<number[]> {
+export async function sampleHealth(server: RunningServer, until: () => boolean, max = Number.POSITIVE_INFINITY): Promise<number[]> {
   const conn = await HttpConnection.open(server.host, server.port);
   const req = buildRequest(server.host, server.port, "/health");
   const samples: number[] = [];

@@ -9,6 +9,7 @@ import { assistantSuite } from "./assistant";
 import { transcriptionSuite } from "./transcription";
 import { hostileRequestsSuite } from "./hostile-requests";
 import { agentsSuite } from "./agents";
+import { hostileIngestSuite } from "./hostile-ingest";
 import { fairnessSuite } from "./fairness";
 import { webhooksSuite } from "./webhooks";
 import { hostileAudioSuite } from "./hostile-audio";
@@ -17,7 +18,7 @@ import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",

@@ -20,7 +20,16 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
   // In the binary the worker is an entry point of its own, named by its path from the project root.
   const url = isCompiled() ? "./src/features/knowledge/ingest/worker.ts" : new URL("./ingest/worker.ts", import.meta.url);
   const client = createWorkerClient(url, { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
-  const status = () => client.call<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>("status", null);
+  type State = { state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number };
+  // Once the model is loaded the answer does not change until the worker fails, so it is kept:
+  // /health and every search would otherwise wait behind an embedding batch in the worker's queue.
+  let ready: State | undefined;
+  const status = async (): Promise<State> => {
+    if (ready) return ready;
+    const s = await client.call<State>("status", null);
+    if (s.state === "ok") ready = s;
+    return s;
+  };
   return {
     model: opts.model,
     status,
@@ -32,9 +41,15 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
     },
     chunk: (sections) => client.call("chunk", { sections, maxTokens: opts.maxTokens }),
     async embed(texts) {
-      const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts });
+      const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts }).catch((e) => {
+        ready = undefined;
+        throw e;
+      });
       return { dim: r.dim, vectors: texts.map((_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim)) };
     },
-    stop: () => client.stop(),
+    stop: () => {
+      ready = undefined;
+      return client.stop();
+    },
   };
 }

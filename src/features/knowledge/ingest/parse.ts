@@ -25,9 +25,18 @@ export interface ParseCaps {
   maxSections: number;
   /** Text (with headings) a parsed document may hold: ~15 MB is already 20,000 full chunks. */
   maxTextBytes: number;
+  /**
+   * JSON and XML repeat their keys' paths in the text they become: deep nesting turned 60 KB into
+   * thousands of chunks (minutes of embedding). Their text may be at most this many times the file
+   * (but 1 MB always).
+   */
+  maxExpansion?: number;
+  /** Set when the text cap came from maxExpansion: the message says so. */
+  expanded?: boolean;
 }
 
-export const PARSE_CAPS: ParseCaps = { maxSections: 20_000, maxTextBytes: 32 * 1024 * 1024 };
+export const PARSE_CAPS: ParseCaps = { maxSections: 20_000, maxTextBytes: 32 * 1024 * 1024, maxExpansion: 16 };
+const EXPANSION_FLOOR = 1024 * 1024;
 
 /** Megabytes for messages: "32 MB", "0.06 MB". */
 export const megabytes = (bytes: number) => `${bytes >= 2 ** 20 ? Math.round(bytes / 2 ** 20) : Number((bytes / 2 ** 20).toPrecision(1))} MB`;
@@ -39,7 +48,13 @@ class Budget {
   constructor(private readonly caps: ParseCaps) {}
   text(n: number) {
     this.bytes += n;
-    if (this.bytes > this.caps.maxTextBytes) throw new ParseError(`the document holds more than ${megabytes(this.caps.maxTextBytes)} of text (the limit per file)`);
+    if (this.bytes > this.caps.maxTextBytes) {
+      throw new ParseError(
+        this.caps.expanded
+          ? `flattened, the document becomes more than ${megabytes(this.caps.maxTextBytes)} of text, over ${this.caps.maxExpansion}× its size (the limit for JSON and XML): nesting this deep repeats its paths on every value`
+          : `the document holds more than ${megabytes(this.caps.maxTextBytes)} of text (the limit per file)`,
+      );
+    }
   }
   section(s: Section) {
     if (++this.sections > this.caps.maxSections) throw new ParseError(`the document has more than ${this.caps.maxSections} sections (the limit per file)`);
@@ -48,6 +63,10 @@ class Budget {
 }
 
 export async function parseDocument(format: FileFormat, bytes: Uint8Array, caps = PARSE_CAPS): Promise<Section[]> {
+  if (caps.maxExpansion && (format === "json" || format === "xml")) {
+    const expansion = Math.max(EXPANSION_FLOOR, caps.maxExpansion * bytes.byteLength);
+    if (expansion < caps.maxTextBytes) caps = { ...caps, maxTextBytes: expansion, expanded: true };
+  }
   const budget = new Budget(caps);
   const sections = await parseFormat(format, bytes, budget);
   // Checked again on the result: the counting above sees a tree's text, not every format's output.

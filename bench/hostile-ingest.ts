@@ -1,0 +1,81 @@
+// Hostile-ingest suite: /health p99 and server RSS while each hostile document of issue 15 is
+// uploaded and processed (a CSV that used to explode into chunks, nested JSON, a billion-laughs
+// XML, 500 KB of '<', a Markdown heading of 8,000 spaces, a zip-bomb DOCX, a looping PDF), vs idle.
+import { join, resolve } from "node:path";
+import { billionLaughs, loopingPdf, makeZipBombDocx, nestedJson, openAngles, spacedHeading, wideCsv } from "../test/support/hostile";
+import { fileState, openSession, upload, waitForEmbedder } from "./lib/hearth-api";
+import { baseEnv, readRssMb, startServer } from "./lib/servers";
+import { percentile } from "./lib/stats";
+import { measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
+import { sampleHealth } from "./hostile-requests";
+
+const IDLE_SAMPLES = 300;
+const FILE_TIMEOUT_MS = 120_000;
+const GOALS = { rssMb: 1024, healthP99Ratio: 2 };
+
+const INPUTS: [string, string, () => Uint8Array][] = [
+  ["wide CSV (300 columns × 2,000 rows)", "wide.csv", () => wideCsv(300, 2000)],
+  ["nested JSON (60 KB)", "nested.json", () => nestedJson(60 * 1024)],
+  ["billion-laughs XML", "laughs.xml", billionLaughs],
+  ["500 KB of '<' as XML", "angles.xml", () => openAngles("<")],
+  ["Markdown heading with 8,000 spaces", "spaces.md", () => spacedHeading(8000)],
+  ["zip-bomb DOCX (2 GB inflated)", "bomb.docx", () => makeZipBombDocx()],
+  ["PDF whose page tree loops", "loop.pdf", loopingPdf],
+];
+
+async function run(ctx: SuiteContext) {
+  const password = `bench-${crypto.randomUUID()}`;
+  const hearth = await startServer({
+    name: "hearth",
+    cmd: [ctx.bun, join(ctx.root, "src/main.ts"), "serve", "--host", "127.0.0.1", "--port", "0"],
+    env: baseEnv({ HEARTH_DATA_DIR: join(ctx.tmp, "data"), HEARTH_ADMIN_PASSWORD: password, HEARTH_MODELS_DIR: process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models"), HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000", HEARTH_OFFLINE: "1" }),
+    cwd: ctx.root,
+  });
+  try {
+    const session = await openSession(hearth, "admin@localhost", password);
+    await waitForEmbedder(session.base, 60_000);
+    ctx.log(`idle: ${IDLE_SAMPLES} /health requests`);
+    const idle = await sampleHealth(hearth, () => false, IDLE_SAMPLES);
+    const idleP99 = percentile(idle, 99);
+    const idleRss = readRssMb(hearth.pid);
+    const inputs: MeasurementInput[] = [{ name: "/health p99 idle", unit: "ms", value: idleP99, digits: 2 }];
+    for (const [label, name, make] of INPUTS) {
+      ctx.log(`${label}: upload and process`);
+      let peak = readRssMb(hearth.pid);
+      const rss = setInterval(() => (peak = Math.max(peak, readRssMb(hearth.pid))), 50);
+      const t0 = performance.now();
+      let done = false;
+      let outcome = "";
+      const watch = (async () => {
+        const queued = await upload(session, name, make()).catch((e: Error) => ({ id: "", status: "refused", error: e.message }));
+        if (!queued.id) return void ((outcome = `refused: ${(queued as { error: string }).error.slice(0, 80)}`), (done = true));
+        for (;;) {
+          const f = await fileState(session, queued.id);
+          if (f.status === "ready" || f.status === "failed" || performance.now() - t0 > FILE_TIMEOUT_MS) {
+            outcome = f.status === "failed" ? `failed: ${f.error?.slice(0, 80)}` : `${f.status}, ${f.chunk_count} chunks`;
+            break;
+          }
+          await Bun.sleep(100);
+        }
+        done = true;
+      })();
+      const health = await sampleHealth(hearth, () => done);
+      await watch;
+      clearInterval(rss);
+      const seconds = (performance.now() - t0) / 1000;
+      inputs.push(
+        { name: `/health p99, ${label}`, unit: "ms", value: health.length ? percentile(health, 99) : idleP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, note: `${outcome} in ${seconds.toFixed(1)} s, ${health.length} samples`, digits: 2 },
+        { name: `peak RSS, ${label}`, unit: "MB", value: Math.max(peak, readRssMb(hearth.pid)), baseline: idleRss, baselineName: "RSS idle", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
+      );
+    }
+    const notes = ["Hearth: bun src/main.ts with the embedding model; each document uploaded alone and followed to ready/failed while /health is sampled every 20 ms on one keep-alive connection; RSS of the server process (the parser child has its own time and memory cap)"];
+    return { measurements: inputs.map((m) => measurement("hostile-ingest", m)), info: { goals: GOALS }, notes };
+  } catch (e) {
+    process.stderr.write(`hearth stderr (tail):\n${hearth.stderrTail()}\n`);
+    throw e;
+  } finally {
+    await hearth.stop();
+  }
+}
+
+export const hostileIngestSuite: Suite = { name: "hostile-ingest", description: "/health p99 and RSS while each hostile document of issue 15 is ingested, vs idle", run };
