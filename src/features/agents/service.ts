@@ -49,11 +49,7 @@ export function createAgentsService(deps: {
   const requireAgent = (p: Principal, id: string): AgentRow => {
     const a = db.select().from(agents).where(eq(agents.id, id.toLowerCase())).get();
     if (!a) throw notFound("Agent");
-    try {
-      workspaces.requireVisible(p, a.productId);
-    } catch {
-      throw notFound("Agent");
-    }
+    if (!workspaces.canSee(p, a.productId)) throw notFound("Agent");
     return a;
   };
 

@@ -2,7 +2,7 @@
 // inline graph, or a single node), read its status and nodes, list, and stop/pause/continue.
 import { and, asc, count, desc, eq, inArray, notInArray, type SQL } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
-import { conflict, invalid, notFound, tooLarge } from "../../platform/errors";
+import { AppError, conflict, invalid, notFound, tooLarge } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
@@ -59,11 +59,7 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
   const requireExecution = (principal: Principal, id: string): ExecutionRow => {
     const e = db.select().from(workflowExecutions).where(eq(workflowExecutions.id, id.toLowerCase())).get();
     if (!e) throw notFound("Execution");
-    try {
-      workspaces.requireVisible(principal, e.productId);
-    } catch {
-      throw notFound("Execution");
-    }
+    if (!workspaces.canSee(principal, e.productId)) throw notFound("Execution");
     return e;
   };
 
@@ -113,12 +109,9 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
 
     nodeStatus(principal: Principal, nodeRunId: string): { run: NodeRunRow; execution: ExecutionRow } {
       const run = db.select().from(nodeRuns).where(eq(nodeRuns.id, nodeRunId.toLowerCase())).get();
-      if (!run) throw notFound("Node run");
-      try {
-        return { run, execution: requireExecution(principal, run.executionId) };
-      } catch {
-        throw notFound("Node run");
-      }
+      const execution = run && db.select().from(workflowExecutions).where(eq(workflowExecutions.id, run.executionId)).get();
+      if (!run || !execution || !workspaces.canSee(principal, execution.productId)) throw notFound("Node run");
+      return { run, execution };
     },
 
     status(principal: Principal, id: string) {
@@ -148,8 +141,9 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
       for (const { id } of open) {
         try {
           engine.stop(id);
-        } catch {
-          // ended meanwhile
+        } catch (e) {
+          // 409: it ended meanwhile; anything else is a real failure
+          if (!(e instanceof AppError && e.status === 409)) throw e;
         }
       }
       return open.length;

@@ -29,22 +29,15 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
   const requireWorkflow = (principal: Principal, id: string): WorkflowRow => {
     const w = db.select().from(workflows).where(eq(workflows.id, id.toLowerCase())).get();
     if (!w) throw notFound("Workflow");
-    try {
-      workspaces.requireVisible(principal, w.productId);
-    } catch {
-      throw notFound("Workflow");
-    }
+    if (!workspaces.canSee(principal, w.productId)) throw notFound("Workflow");
     return w;
   };
 
   const requireVersion = (principal: Principal, versionId: string): { workflow: WorkflowRow; version: VersionRow } => {
     const v = db.select().from(workflowVersions).where(eq(workflowVersions.id, versionId.toLowerCase())).get();
-    if (!v) throw notFound("Workflow version");
-    try {
-      return { workflow: requireWorkflow(principal, v.workflowId), version: v };
-    } catch {
-      throw notFound("Workflow version");
-    }
+    const w = v && db.select().from(workflows).where(eq(workflows.id, v.workflowId)).get();
+    if (!v || !w || !workspaces.canSee(principal, w.productId)) throw notFound("Workflow version");
+    return { workflow: w, version: v };
   };
 
   const activeGraph = (w: WorkflowRow): Graph | undefined =>

@@ -43,11 +43,7 @@ export function createTriggerService(deps: { db: Db; workspaces: WorkspacesServi
   const requireTrigger = (principal: Principal, id: string): TriggerRow => {
     const row = db.select().from(workflowTriggers).where(eq(workflowTriggers.id, id.toLowerCase())).get();
     if (!row) throw notFound("Trigger");
-    try {
-      workspaces.requireVisible(principal, row.productId);
-    } catch {
-      throw notFound("Trigger");
-    }
+    if (!workspaces.canSee(principal, row.productId)) throw notFound("Trigger");
     return row;
   };
 

@@ -14,11 +14,12 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
   const selectById = db.select().from(products).where(eq(products.id, sql.placeholder("id"))).prepare();
   const byId = (id: string) => selectById.get({ id: id.toLowerCase() });
 
+  const visibleTo = (principal: Principal, w: WorkspaceRow) => (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
+
   /** The workspace if the caller may see it; a workspace of another tenant is "not found". */
   const requireVisible = (principal: Principal, id: string): WorkspaceRow => {
     const w = byId(id);
-    const visible = w && (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
-    if (!w || !visible) throw notFound("Workspace");
+    if (!w || !visibleTo(principal, w)) throw notFound("Workspace");
     return w;
   };
 
@@ -36,6 +37,12 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
   return {
     organizationOf: (id: string) => byId(id)?.organizationId,
     requireVisible,
+
+    /** Whether the caller may see data of this workspace (a resource's owner): false for another tenant's or a missing one. */
+    canSee(principal: Principal, productId: string): boolean {
+      const w = byId(productId);
+      return Boolean(w && visibleTo(principal, w));
+    },
     requireManageable,
     canManage,
 

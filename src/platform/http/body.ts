@@ -10,9 +10,14 @@ export const MAX_JSON_DEPTH = 64;
  * Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while
  * reading). `inspect` sees each chunk as it arrives and may throw to stop reading at once.
  */
-export async function readLimited(request: Request, limit: number, inspect?: (chunk: Uint8Array) => void): Promise<Uint8Array> {
+export async function readLimited(
+  request: Pick<Request, "headers" | "body">,
+  limit: number,
+  inspect?: (chunk: Uint8Array) => void,
+  tooLarge: (limit: number) => Error = bodyTooLarge,
+): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) throw bodyTooLarge(limit);
+  if (declared > limit) throw tooLarge(limit);
   if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
@@ -22,7 +27,7 @@ export async function readLimited(request: Request, limit: number, inspect?: (ch
     if (done) break;
     size += value.byteLength;
     try {
-      if (size > limit) throw bodyTooLarge(limit);
+      if (size > limit) throw tooLarge(limit);
       inspect?.(value);
     } catch (e) {
       await reader.cancel().catch(() => {});

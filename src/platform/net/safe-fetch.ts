@@ -3,6 +3,7 @@
 // HEARTH_HTTP_ALLOW names them. Private ranges stay allowed: on-prem services live there.
 import { BlockList, isIP } from "node:net";
 import { lookup } from "node:dns/promises";
+import { readLimited } from "../http/body";
 
 export class BlockedAddressError extends Error {}
 
@@ -91,25 +92,7 @@ export async function safeFetch(input: string, init: RequestInit & { allow: Allo
       }
       continue;
     }
-    const bytes = await readCapped(res, init.maxBytes);
+    const bytes = await readLimited(res, init.maxBytes, undefined, (n) => new ResponseTooLargeError(`the response is larger than ${n} bytes`));
     return { status: res.status, headers: res.headers, bytes, text: () => new TextDecoder().decode(bytes), url: url.toString() };
   }
-}
-
-async function readCapped(res: Response, maxBytes: number): Promise<Uint8Array> {
-  if (!res.body) return new Uint8Array();
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new ResponseTooLargeError(`the response is larger than ${maxBytes} bytes`);
-    }
-    parts.push(value);
-  }
-  return Buffer.concat(parts);
 }
