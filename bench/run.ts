@@ -7,12 +7,13 @@ import { knowledgeSuite } from "./knowledge";
 import { fusionSuite } from "./fusion";
 import { assistantSuite } from "./assistant";
 import { transcriptionSuite } from "./transcription";
+import { workflowsSuite } from "./workflows";
 import { formatSummary, formatTable, writeJson } from "./lib/report";
 import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, workflowsSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",
