@@ -1,7 +1,8 @@
 // Workflows suite: engine overhead per node (a 100-node chain of transforms vs the same JSONata
 // evaluations called directly), a 1,000-node fan-out/fan-in graph (time, server RSS across runs),
 // and one execution's events delivered to 50 concurrent SSE listeners (latency to the last one).
-import { mkdirSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import jsonata from "jsonata";
 import { openSession, memoryOf, type Session } from "./lib/hearth-api";
@@ -15,7 +16,7 @@ const EMAIL = "bench@localhost";
 const CHAIN = 100;
 const FAN = 998;
 const LISTENERS = 50;
-const RUNS = { chain: 7, fan: 5, baseline: 50 };
+const RUNS = { chain: 7, fan: 5, baseline: 8 };
 const GOALS = { msPerNode: 2, fanGrowthMb: 25 };
 
 type Graph = { nodes: { id: string; type: string; config?: Record<string, unknown> }[]; edges: { from: string; to: string }[] };
@@ -113,46 +114,93 @@ async function listen(s: Session, id: string, onEvent: (e: Received) => void): P
   return got;
 }
 
+/** A bare SQLite commit of one small row in WAL mode with `synchronous`, in `dir`: the floor a durable node result costs. */
+function commitMs(dir: string, synchronous: "FULL" | "NORMAL", count = 200): number {
+  const db = new Database(join(dir, `commit-${synchronous}.db`));
+  try {
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec(`PRAGMA synchronous = ${synchronous}`);
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const row = JSON.stringify({ n: 1, label: "STEP 1" });
+    for (let i = 0; i < 20; i++) db.transaction(() => insert.run(row))();
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) db.transaction(() => insert.run(row))();
+    return (performance.now() - t0) / count;
+  } finally {
+    db.close();
+  }
+}
+
+async function startHearth(ctx: SuiteContext, cmd: string[], dataDir: string, password: string) {
+  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const server = await startServer(
+    {
+      name: "hearth",
+      cmd: [...cmd, "serve", "--host", "127.0.0.1", "--port", "0"],
+      env: baseEnv({ HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_ADMIN_EMAIL: EMAIL, HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" }),
+      cwd: ctx.root,
+    },
+    30_000,
+  );
+  const session = await openSession(server, EMAIL, password);
+  return { server, session, api: apiOf(session) };
+}
+
+/** Runs the chain (after one warm-up) RUNS.chain times, with direct evaluations of the same expressions between runs. */
+async function timeChain(api: Api, compiled: ReturnType<typeof jsonata>[]) {
+  const chain = chainGraph(CHAIN);
+  await runToEnd(api, chain); // warm-up: compiles the expressions, warms the statements
+  const engineMs: number[] = [];
+  const wallMs: number[] = [];
+  const directMs: number[] = [];
+  for (let r = 0; r < RUNS.chain; r++) {
+    const result = await runToEnd(api, chain);
+    if (result.status.output.n !== CHAIN) throw new Error(`chain output ${JSON.stringify(result.status.output)}`);
+    engineMs.push(result.engineMs);
+    wallMs.push(result.wallMs);
+    for (let b = 0; b < RUNS.baseline; b++) directMs.push(await directChain(compiled));
+  }
+  return { perNode: median(engineMs) / CHAIN, directPerNode: median(directMs) / CHAIN, wallMs: median(wallMs), engineMs, directMs };
+}
+
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
   const password = `bench-${crypto.randomUUID()}`;
   const dataDir = join(ctx.tmp, "workflows");
   mkdirSync(dataDir);
+  // The same chain on a RAM disk shows what the engine costs without the fsync of each commit.
+  const ramDir = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/hearth-bench-workflows-") : null;
   let hearth: RunningServer | undefined;
   try {
-    hearth = await startServer(
-      {
-        name: "hearth",
-        cmd: [...targets.hearth, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env: baseEnv({ HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_ADMIN_EMAIL: EMAIL, HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" }),
-        cwd: ctx.root,
-      },
-      30_000,
-    );
-    const session = await openSession(hearth, EMAIL, password);
-    const api = apiOf(session);
-    const pid = hearth.pid;
-    ctx.log(`Hearth up (${targets.mode}), pid ${pid}`);
-
-    // (a) Engine overhead per node, against the same evaluations straight through jsonata.
-    const chain = chainGraph(CHAIN);
+    const fsyncMs = commitMs(ctx.tmp, "FULL");
     const compiled = Array.from({ length: CHAIN }, (_, i) => jsonata(chainExpression(i + 1)));
     for (let i = 0; i < 5; i++) await directChain(compiled);
-    await runToEnd(api, chain); // warm-up: compiles the expressions, warms the statements
-    ctx.log(`timing ${RUNS.chain} runs of the ${CHAIN}-node chain, alternating with ${RUNS.baseline} direct evaluations each`);
-    const engineMs: number[] = [];
-    const wallMs: number[] = [];
-    const directMs: number[] = [];
-    for (let r = 0; r < RUNS.chain; r++) {
-      const result = await runToEnd(api, chain);
-      if (result.status.output.n !== CHAIN) throw new Error(`chain output ${JSON.stringify(result.status.output)}`);
-      engineMs.push(result.engineMs);
-      wallMs.push(result.wallMs);
-      for (let b = 0; b < RUNS.baseline / RUNS.chain; b++) directMs.push(await directChain(compiled));
+
+    let ram: Awaited<ReturnType<typeof timeChain>> | null = null;
+    let ramFanMs = Number.NaN;
+    if (ramDir) {
+      const onRam = await startHearth(ctx, targets.hearth, ramDir, password);
+      try {
+        ctx.log(`timing the ${CHAIN}-node chain with the data dir on /dev/shm (no fsync cost)`);
+        ram = await timeChain(onRam.api, compiled);
+        await runToEnd(onRam.api, fanGraph());
+        ramFanMs = (await runToEnd(onRam.api, fanGraph())).engineMs;
+      } finally {
+        await onRam.server.stop();
+      }
     }
-    const perNode = median(engineMs) / CHAIN;
-    const directPerNode = median(directMs) / CHAIN;
+
+    const started = await startHearth(ctx, targets.hearth, dataDir, password);
+    hearth = started.server;
+    const { session, api } = started;
+    const pid = hearth.pid;
+    ctx.log(`Hearth up (${targets.mode}), pid ${pid}; a bare fsync'd SQLite commit here takes ${fsyncMs.toFixed(2)} ms`);
+
+    // (a) Engine overhead per node, against the same evaluations straight through jsonata.
+    ctx.log(`timing ${RUNS.chain} runs of the ${CHAIN}-node chain, alternating with ${RUNS.baseline} direct evaluations each`);
+    const disk = await timeChain(api, compiled);
+    const { perNode, directPerNode } = disk;
 
     // (b) 1,000 nodes: one start, 998 transforms in parallel, one join; RSS before and after each run.
     const fan = fanGraph();
@@ -206,11 +254,13 @@ async function run(ctx: SuiteContext) {
     const liveEvents = received[0]!.filter((e) => e.at >= released).length;
 
     const inputs: MeasurementInput[] = [
-      { name: `engine per node, ${CHAIN}-node transform chain (vs JSONata direct)`, unit: "ms", value: perNode, baseline: directPerNode, baselineName: "jsonata direct", goal: { on: "value", kind: "max", limit: GOALS.msPerNode }, digits: 3, details: { engineMs, wallMs, directMs } },
-      { name: `engine overhead per node (minus the evaluation)`, unit: "ms", value: perNode - directPerNode, digits: 3 },
-      { name: `${CHAIN}-node chain, POST to done (client)`, unit: "ms", value: median(wallMs), digits: 1 },
+      { name: `engine per node, ${CHAIN}-node transform chain (vs JSONata direct)`, unit: "ms", value: perNode, baseline: directPerNode, baselineName: "jsonata direct", goal: { on: "value", kind: "max", limit: GOALS.msPerNode }, digits: 3, details: { engineMs: disk.engineMs, directMs: disk.directMs } },
+      { name: "  of which: a bare SQLite commit with fsync (WAL, FULL), same disk", unit: "ms", value: fsyncMs, digits: 3 },
+      ...(ram ? [{ name: "engine per node, data dir on /dev/shm (no fsync cost)", unit: "ms", value: ram.perNode, baseline: ram.directPerNode, baselineName: "jsonata direct", digits: 3, details: { engineMs: ram.engineMs } }] : []),
+      { name: `${CHAIN}-node chain, POST to done (client)`, unit: "ms", value: disk.wallMs, digits: 1 },
       { name: `${FAN + 2}-node fan-out/fan-in, time (median of ${RUNS.fan})`, unit: "ms", value: median(fanRuns.map((r) => r.ms)), digits: 0, details: fanRuns },
       { name: `${FAN + 2}-node fan-out/fan-in, per node`, unit: "ms", value: median(fanRuns.map((r) => r.ms)) / (FAN + 2), goal: { on: "value", kind: "max", limit: GOALS.msPerNode }, digits: 3 },
+      ...(ram ? [{ name: `${FAN + 2}-node fan-out/fan-in, data dir on /dev/shm`, unit: "ms", value: ramFanMs, digits: 0 }] : []),
       { name: "server RSS before the fan-out runs", unit: "MB", value: rssBefore, digits: 0 },
       { name: `server RSS after ${RUNS.fan} fan-out runs`, unit: "MB", value: rssAfter, digits: 0 },
       { name: `RSS growth, fan-out run 1 → ${RUNS.fan}`, unit: "MB", value: growth, goal: { on: "value", kind: "max", limit: GOALS.fanGrowthMb }, digits: 1 },
@@ -221,13 +271,14 @@ async function run(ctx: SuiteContext) {
     const notes = [
       ...targets.notes,
       `Hearth (${targets.mode}) on loopback, one SQLite file (each node result committed with fsync); inline graphs through POST /api/workflow/execute`,
-      `(a) per node = (finished_at - started_at of the execution) / ${CHAIN}, median of ${RUNS.chain} runs after one warm-up; baseline: the same ${CHAIN} expressions compiled once by the jsonata package and evaluated in order with the same scope, in this process`,
+      `(a) per node = (finished_at - started_at of the execution) / ${CHAIN}, median of ${RUNS.chain} runs after one warm-up; baseline: the same ${CHAIN} expressions compiled once by the jsonata package and evaluated in order with the same scope, in this process; the /dev/shm rows run the same on a second server whose data dir is in RAM, where fsync costs nothing`,
       `(b) start → ${FAN} transforms in parallel → one join ($sum over all outputs); RSS of the server 200 ms after each run: ${fanRuns.map((r) => r.rss.toFixed(0)).join(", ")} MB`,
       `(c) ${LISTENERS} listeners connect while the execution waits on an approval, then continue; every listener received all ${stored.length} stored events in order (ids 1..n); latency from a transform's $millis() to the last listener's receipt`,
     ];
     return { measurements: inputs.map((m) => measurement(SUITE, m)), info: { mode: targets.mode, chain: CHAIN, fan: FAN + 2, listeners: LISTENERS }, notes };
   } finally {
     await hearth?.stop();
+    if (ramDir) rmSync(ramDir, { recursive: true, force: true });
   }
 }
 

@@ -115,6 +115,18 @@ describe("running graphs", () => {
     expect(done.error).toMatch(/spin/);
   });
 
+  test("a long chain of transforms lets the event loop run between nodes (timers, sockets, other requests)", async () => {
+    const chain = linear({ id: "start", type: "trigger.manual" }, ...Array.from({ length: 300 }, (_, i) => ({ id: `t${i}`, type: "transform", config: { expression: `${i} + 1` } })));
+    const id = await run(chain);
+    await settle(id, ["running"]);
+    // A timer due at once: it fires between two nodes, not after the whole chain has run.
+    await Bun.sleep(0);
+    const mid = await status(id);
+    expect(mid.status).toBe("running");
+    expect(mid.nodes.filter((n: any) => n.status === "succeeded").length).toBeLessThan(300);
+    expect((await settle(id)).output).toBe(300);
+  });
+
   test("huge and malformed inputs are 4xx", async () => {
     const big = { blob: "x".repeat(300 * 1024) };
     expect((await h.call("POST", "/api/workflow/execute", { token: jwt, body: { graph: linear({ id: "o", type: "output" }), product_id: ws, input: big } })).status).toBe(413);

@@ -133,7 +133,9 @@ export class ExecutionRunner {
     this.active.set(run.nodeId, abort);
     void this.execute(run, def, abort, now).finally(() => {
       this.active.delete(run.nodeId);
-      queueMicrotask(() => this.advance());
+      // A macrotask, not a microtask: a chain of quick nodes (transforms resolve in microtasks)
+      // would otherwise hold the event loop to its end, with no socket written and no request read.
+      setImmediate(() => this.advance());
     });
   }
 
