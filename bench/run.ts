@@ -13,12 +13,13 @@ import { hostileIngestSuite } from "./hostile-ingest";
 import { fairnessSuite } from "./fairness";
 import { webhooksSuite } from "./webhooks";
 import { hostileAudioSuite } from "./hostile-audio";
+import { workflowsSuite } from "./workflows";
 import { formatSummary, formatTable, writeJson } from "./lib/report";
 import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",

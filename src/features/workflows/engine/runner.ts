@@ -15,6 +15,7 @@ import { backoffMs, isRetryable, NodeTimeoutError } from "./retry";
 export type ExecutionRow = typeof workflowExecutions.$inferSelect;
 export type NodeRunRow = typeof nodeRuns.$inferSelect;
 type Edge = NonNullable<Graph["edges"]>[number];
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 /** A node's output larger than this (as JSON) fails the node: executions are not a blob store. */
 export const MAX_OUTPUT_CHARS = 1024 * 1024;
@@ -45,6 +46,7 @@ export class ExecutionRunner {
   private ended = false;
   private shuttingDown = false;
   private advancing = false;
+  private readonly pending: { run: NodeRunRow; output: unknown; branch: string | null; startedAt: number; resolve(): void; reject(e: Error): void }[] = [];
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -133,7 +135,9 @@ export class ExecutionRunner {
     this.active.set(run.nodeId, abort);
     void this.execute(run, def, abort, now).finally(() => {
       this.active.delete(run.nodeId);
-      queueMicrotask(() => this.advance());
+      // A macrotask, not a microtask: a chain of quick nodes (transforms resolve in microtasks)
+      // would otherwise hold the event loop to its end, with no socket written and no request read.
+      setImmediate(() => this.advance());
     });
   }
 
@@ -167,7 +171,7 @@ export class ExecutionRunner {
       if ("wait" in outcome) return this.wait(run, outcome.wait);
       const text = JSON.stringify(outcome.output ?? null);
       if (text.length > MAX_OUTPUT_CHARS) throw new Error(`output is larger than ${MAX_OUTPUT_CHARS} characters of JSON`);
-      this.succeed(run, JSON.parse(text), outcome.branch ?? null, startedAt);
+      await this.commitResult(run, JSON.parse(text), outcome.branch ?? null, startedAt);
     } catch (e) {
       if (this.ended || this.shuttingDown) return;
       const error = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : (e as Error);
@@ -186,17 +190,47 @@ export class ExecutionRunner {
   }
 
   private succeed(run: NodeRunRow, output: unknown, branch: string | null, startedAt: number) {
+    this.deps.db.transaction((tx) => this.recordSuccess(tx, run, output, branch, startedAt))();
+  }
+
+  /** Writes a node's success with `tx` and marks it in memory; returns the publisher of its event. */
+  private recordSuccess(tx: Tx, run: NodeRunRow, output: unknown, branch: string | null, startedAt: number) {
     const now = this.deps.clock.now();
     Object.assign(run, { status: "succeeded", output, branch, error: null, waitKind: null, finishedAt: new Date(now) });
     this.outputs[run.nodeId] = { output };
-    const publish = this.deps.db.transaction((tx) => {
-      tx.update(nodeRuns).set({ status: "succeeded", output, branch, error: null, waitKind: null, wakeAt: null, finishedAt: run.finishedAt }).where(eq(nodeRuns.id, run.id)).run();
-      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "succeeded", output, duration_ms: now - startedAt }, tx);
+    tx.update(nodeRuns).set({ status: "succeeded", output, branch, error: null, waitKind: null, wakeAt: null, finishedAt: run.finishedAt }).where(eq(nodeRuns.id, run.id)).run();
+    return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "succeeded", output, duration_ms: now - startedAt }, tx);
+  }
+
+  /**
+   * Group commit: results of nodes that finish in the same turn (a fan-out) are written in one
+   * transaction, so one fsync, in the next macrotask; the node counts as running until then, so
+   * no successor starts before its result is durable.
+   */
+  private commitResult(run: NodeRunRow, output: unknown, branch: string | null, startedAt: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ run, output, branch, startedAt, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     });
-    publish();
+  }
+
+  /** Commits the results waiting in `pending` (dropped when the execution ended meanwhile: they run again or were stopped). */
+  private flush() {
+    const batch = this.pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      if (!this.ended && !this.shuttingDown) {
+        const publishers = this.deps.db.transaction((tx) => batch.map((b) => this.recordSuccess(tx, b.run, b.output, b.branch, b.startedAt)));
+        for (const publish of publishers) publish();
+      }
+      for (const b of batch) b.resolve();
+    } catch (e) {
+      for (const b of batch) b.reject(e as Error);
+    }
   }
 
   private wait(run: NodeRunRow, wait: { kind: "timer"; until: number } | { kind: "approval"; message: string }) {
+    this.flush();
     run.status = "waiting";
     run.waitKind = wait.kind;
     run.wakeAt = wait.kind === "timer" ? new Date(wait.until) : null;
@@ -208,6 +242,8 @@ export class ExecutionRunner {
   }
 
   private fail(run: NodeRunRow, def: GraphNodeDef, e: Error, startedAt: number) {
+    // Nodes that succeeded before this one failed keep their results.
+    this.flush();
     const now = this.deps.clock.now();
     const message = e?.message ?? String(e);
     const maxAttempts = def.retry?.max_attempts ?? 1;
