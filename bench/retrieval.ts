@@ -211,7 +211,7 @@ export const retrievalSuite: Suite = {
 
     // Offline fusion of the two stages' deep lists: RRF against normalised score fusion, the vector weight
     // tuned on the odd-numbered questions and checked on the even-numbered ones.
-    const methods: FusionMethod[] = [rrf(60), ...[0.5, 0.6, 0.7, 0.8, 0.9].flatMap((a) => [linear("min-max", minMax, a), linear("z-score", zScore, a)])];
+    const methods: FusionMethod[] = [rrf(60), ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].flatMap((a) => [linear("min-max", minMax, a), linear("z-score", zScore, a)])];
     const fusedScores = methods.map((m) => offline.map((o) => scoreHits(m.fuse(o.v, o.kw).map((id) => o.where.get(id)!), o.q)));
     const half = (odd: boolean) => (_: unknown, i: number) => i % 2 === (odd ? 0 : 1);
     const tuned = methods
