@@ -120,6 +120,9 @@ function revision(): string {
   return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain") ? "+dirty" : ""}`;
 }
 
+/** A word that looks like a name from the documents: snake_case, --flag, a.b, camelCase, ALLCAPS, digits. */
+export const namesIdentifier = (q: string) => q.split(/\s+/).some((w) => /\w_\w|^--?\w|\w[.-]\w|[a-z][A-Z]|^[A-Z]{2,}\W*$|\d/.test(w));
+
 type PerQuestion = { id: string; kind: QuestionKind; scores: Record<string, QuestionScores> };
 
 /** Per-question values of a metric for a method, in QUESTIONS order, only where the metric applies. */
@@ -212,7 +215,32 @@ export const retrievalSuite: Suite = {
     // Offline fusion of the two stages' deep lists: RRF against normalised score fusion, the vector weight
     // tuned on the odd-numbered questions and checked on the even-numbered ones.
     const methods: FusionMethod[] = [rrf(60), ...[0.3, 0.4, 0.5, 0.6, 0.7, 0.8].flatMap((a) => [linear("min-max", minMax, a), linear("z-score", zScore, a)])];
-    const fusedScores = methods.map((m) => offline.map((o) => scoreHits(m.fuse(o.v, o.kw).map((id) => o.where.get(id)!), o.q)));
+    /** The first TOP_K chunks of a fused ranking, at most `perFile` from one file (diversity). */
+    const cut = (ids: string[], where: Map<string, EvalHit>, perFile = Infinity) => {
+      const seen = new Map<string, number>();
+      const out: EvalHit[] = [];
+      for (const id of ids) {
+        const hit = where.get(id)!;
+        if ((seen.get(hit.file) ?? 0) >= perFile) continue;
+        seen.set(hit.file, (seen.get(hit.file) ?? 0) + 1);
+        out.push(hit);
+        if (out.length === TOP_K) break;
+      }
+      return out;
+    };
+    const fusedScores = methods.map((m) => offline.map((o) => scoreHits(cut(m.fuse(o.v, o.kw), o.where), o.q)));
+    for (const perFile of [1, 2, 3, 5]) {
+      methods.push({ name: `min-max α=0.5, ≤ ${perFile} per file`, fuse: () => [] });
+      fusedScores.push(offline.map((o) => scoreHits(cut(linear("min-max", minMax, 0.5).fuse(o.v, o.kw), o.where, perFile), o.q)));
+    }
+    // Query-adaptive weight: questions naming an identifier lean on the keyword stage.
+    const adaptive: [number, number][] = [];
+    for (const aId of [0.3, 0.4, 0.5]) for (const aText of [0.5, 0.6, 0.7, 0.8]) adaptive.push([aId, aText]);
+    for (const [aId, aText] of adaptive) {
+      const ml = (a: number) => linear("min-max", minMax, a);
+      methods.push({ name: `min-max α=${aId} with identifiers, else ${aText}`, fuse: () => [] });
+      fusedScores.push(offline.map((o) => scoreHits(cut(ml(namesIdentifier(o.q.question) ? aId : aText).fuse(o.v, o.kw), o.where), o.q)));
+    }
     const half = (odd: boolean) => (_: unknown, i: number) => i % 2 === (odd ? 0 : 1);
     const tuned = methods
       .map((m, i) => ({ m, train: meanOf(fusedScores[i]!.filter(half(true)), "ndcg10") }))
@@ -221,7 +249,7 @@ export const retrievalSuite: Suite = {
     const tIdx = methods.indexOf(tuned.m);
     const test = (i: number) => fusedScores[i]!.filter(half(false));
     notes.push(
-      `offline fusion of the vector and keyword lists (depth ${DEPTH}), nDCG@10 / hit@5 / page over all questions:\n${table(
+      `offline fusion of the vector and keyword lists (depth ${DEPTH}, cut to the first ${TOP_K} chunks), nDCG@10 / hit@5 / page over all questions:\n${table(
         ["method", "nDCG@10", "hit@5", "page", ...KINDS],
         methods.map((m, i) => [m.name, f2(meanOf(fusedScores[i]!, "ndcg10")), f2(meanOf(fusedScores[i]!, "hit5")), f2(meanOf(fusedScores[i]!, "page")), ...KINDS.map((k) => f2(meanOf(fusedScores[i]!.filter((_, j) => offline[j]!.q.kind === k), "ndcg10")))]),
       )}\n    tuned on odd-numbered questions: ${tuned.m.name} (train nDCG@10 ${f2(tuned.train)}); on the even-numbered: ${f2(meanOf(test(tIdx), "ndcg10"))} vs RRF k=60 ${f2(meanOf(test(0), "ndcg10"))}, difference ${ci(pairedBootstrap(test(tIdx).map((s) => s.ndcg10), test(0).map((s) => s.ndcg10)))}`,
