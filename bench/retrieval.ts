@@ -229,6 +229,16 @@ export const retrievalSuite: Suite = {
       return out;
     };
     const fusedScores = methods.map((m) => offline.map((o) => scoreHits(cut(m.fuse(o.v, o.kw), o.where), o.q)));
+    // Scores divided by the list's best (no shift): a flat list stays flat instead of being spread over 0..1.
+    const maxNorm = (list: Ranked[]) => {
+      const hi = Math.max(...list.map((h) => h.score), 0);
+      const map = new Map(list.map((h) => [h.id, hi > 0 ? h.score / hi : 0]));
+      return (id: string) => map.get(id) ?? 0;
+    };
+    for (const a of [0.4, 0.5, 0.6, 0.7]) {
+      methods.push({ name: `max-norm α=${a}`, fuse: () => [] });
+      fusedScores.push(offline.map((o) => scoreHits(cut(linear("max", maxNorm, a).fuse(o.v, o.kw), o.where), o.q)));
+    }
     for (const perFile of [1, 2, 3, 5]) {
       methods.push({ name: `min-max α=0.5, ≤ ${perFile} per file`, fuse: () => [] });
       fusedScores.push(offline.map((o) => scoreHits(cut(linear("min-max", minMax, 0.5).fuse(o.v, o.kw), o.where, perFile), o.q)));
@@ -254,6 +264,17 @@ export const retrievalSuite: Suite = {
         methods.map((m, i) => [m.name, f2(meanOf(fusedScores[i]!, "ndcg10")), f2(meanOf(fusedScores[i]!, "hit5")), f2(meanOf(fusedScores[i]!, "page")), ...KINDS.map((k) => f2(meanOf(fusedScores[i]!.filter((_, j) => offline[j]!.q.kind === k), "ndcg10")))]),
       )}\n    tuned on odd-numbered questions: ${tuned.m.name} (train nDCG@10 ${f2(tuned.train)}); on the even-numbered: ${f2(meanOf(test(tIdx), "ndcg10"))} vs RRF k=60 ${f2(meanOf(test(0), "ndcg10"))}, difference ${ci(pairedBootstrap(test(tIdx).map((s) => s.ndcg10), test(0).map((s) => s.ndcg10)))}`,
     );
+
+    // Against the previous run on this machine: how a lever moved things, question by question.
+    const previousFile = join(CACHE, "previous-run.json");
+    if (existsSync(previousFile)) {
+      const prev = JSON.parse(readFileSync(previousFile, "utf8")) as { revision: string; scores: Record<string, Record<string, QuestionScores>> };
+      const both = rows.filter((r) => prev.scores[r.id]);
+      const lines = METRIC_KEYS.map((k) => [METRIC_LABELS[k], f2(meanOf(both.map((r) => prev.scores[r.id]!.hybrid!), k)), f2(avg(both, "hybrid", k)), ci(bootstrap(column(both, "hybrid", k), both.map((r) => prev.scores[r.id]!.hybrid![k])))]);
+      notes.push(`hybrid against the previous run (${prev.revision}), paired bootstrap 95% interval of now − then:\n${table(["metric", "then", "now", "difference"], lines)}`);
+    }
+    mkdirSync(CACHE, { recursive: true });
+    writeFileSync(previousFile, JSON.stringify({ revision: revision(), scores: Object.fromEntries(rows.map((r) => [r.id, r.scores])) }));
 
     const misses = rows.filter((r) => r.scores.hybrid!.hit5 === 0 || r.scores.hybrid!.page === 0);
     notes.push(`hybrid misses (not in top 5, or wrong page): ${misses.map((r) => `${r.id}${r.scores.hybrid!.hit5 ? "(page)" : ""}`).join(" ")}`);
