@@ -6,6 +6,7 @@ import m2 from "./0002_knowledge.sql" with { type: "text" };
 import m3 from "./0003_knowledge_indexes.sql" with { type: "text" };
 import m4 from "./0004_token_last_used_derived.sql" with { type: "text" };
 import m5 from "./0005_chat.sql" with { type: "text" };
+import m6 from "./0006_knowledge_chunking_version.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -15,4 +16,5 @@ export const migrationSql: Record<string, string> = {
   "0003_knowledge_indexes": m3,
   "0004_token_last_used_derived": m4,
   "0005_chat": m5,
+  "0006_knowledge_chunking_version": m6,
 };
