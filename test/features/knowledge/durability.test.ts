@@ -127,5 +127,5 @@ describe("durable ingestion", () => {
     expect(b.services.ingestion.unembedded()).toEqual([]);
     await b.close();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 30_000);
 });
