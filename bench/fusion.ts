@@ -14,8 +14,8 @@ const SUITE = "fusion";
 const DEPTH = 50;
 /** The depth production fuses at the default top_k of 5 (4 candidates per result): a second, robustness pass. */
 const SHALLOW = 20;
-/** The production hybrid search, asked for 10 results (it then fuses 4 × 10 candidates of each stage). */
-const CURRENT = "hybrid API (RRF k=60)";
+/** The production hybrid search (src/features/knowledge/fusion.ts), asked for 10 results (it then fuses 4 × 10 candidates of each stage). */
+const CURRENT = "hybrid API (min-max α=0.5)";
 const TYPES: QueryType[] = ["paraphrase", "identifier", "name", "mixed"];
 /** Smallest overall nDCG@10 gain over the current hybrid that would justify changing it. */
 const MEANINGFUL = 0.02;

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { platformSuite } from "./platform";
 import { knowledgeSuite } from "./knowledge";
 import { fusionSuite } from "./fusion";
+import { retrievalSuite } from "./retrieval";
 import { assistantSuite } from "./assistant";
 import { transcriptionSuite } from "./transcription";
 import { hostileRequestsSuite } from "./hostile-requests";
@@ -19,12 +20,13 @@ import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, retrievalSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",
   "--source": "platform: run Hearth as `bun src/main.ts` even when dist/hearth exists",
   "--no-build": "platform: use dist/hearth as it is, even when older than src/",
+  "--save-baseline": "retrieval: store this run's per-question scores as the baseline later runs are compared with",
 };
 
 const root = resolve(import.meta.dir, "..");

@@ -1,10 +1,11 @@
-// Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (reciprocal
-// rank fusion of both), always inside the knowledge bases the caller may read.
+// Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (normalised score
+// fusion of both, fusion.ts), always inside the knowledge bases the caller may read.
 import { eq, inArray } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { AppError, invalid } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
 import type { KnowledgeEmbedder } from "./embedder";
+import { fuseScores } from "./fusion";
 import type { KeywordStore } from "./keyword-store";
 import type { VectorStore } from "./vector-store";
 import type { KnowledgeService } from "./service";
@@ -32,8 +33,6 @@ export interface SearchHit {
   score: number;
 }
 
-/** Reciprocal rank fusion constant (the usual 60: later ranks still count, top ranks dominate). */
-const RRF_K = 60;
 /** How many candidates each stage contributes to fusion, per result wanted. */
 const CANDIDATES_PER_RESULT = 4;
 
@@ -109,12 +108,7 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
         pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
         const kw = keywords.search(kbIds, input.query, n);
         const v = await vectorStage(kbIds, pending, n);
-        const fused = new Map<number, number>();
-        v.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
-        kw.forEach((h, i) => fused.set(h.chunkId, (fused.get(h.chunkId) ?? 0) + 1 / (RRF_K + i + 1)));
-        // Normalised so that a chunk ranked first by both stages scores 1.0.
-        const top = 2 / (RRF_K + 1);
-        ranked = [...fused].map(([chunkId, s]) => ({ chunkId, score: s / top })).sort((a, b) => b.score - a.score).slice(0, k);
+        ranked = fuseScores(v, kw).slice(0, k);
       }
       const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
       return hydrate(filtered);

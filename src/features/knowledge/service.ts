@@ -86,6 +86,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
     progress: knowledgeFiles.progress,
     error: knowledgeFiles.error,
     chunkCount: knowledgeFiles.chunkCount,
+    chunkingVersion: knowledgeFiles.chunkingVersion,
     embeddingModel: knowledgeFiles.embeddingModel,
     embeddedAt: knowledgeFiles.embeddedAt,
     createdBy: knowledgeFiles.createdBy,
@@ -207,6 +208,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
         progress: 0,
         error: null,
         chunkCount: 0,
+        chunkingVersion: 0, // set when ingestion cuts it
         embeddingModel: null,
         embeddedAt: null,
         createdBy: principal.userId,

@@ -44,6 +44,9 @@ export const knowledgeFiles = sqliteTable(
     progress: real("progress").notNull().default(0),
     error: text("error"),
     chunkCount: integer("chunk_count").notNull().default(0),
+    // The chunking (ingest/pipeline.ts CHUNKING_VERSION) its chunks were cut with; files cut by an
+    // older one are cut and embedded again at start-up. 0: before versions were recorded.
+    chunkingVersion: integer("chunking_version").notNull().default(0),
     // Model of the vectors this file has; null until embedded (keyword search works before that).
     embeddingModel: text("embedding_model"),
     embeddedAt: integer("embedded_at", { mode: "timestamp_ms" }),

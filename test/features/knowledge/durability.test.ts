@@ -96,4 +96,36 @@ describe("durable ingestion", () => {
     rmSync(dir, { recursive: true, force: true });
     rmSync(models, { recursive: true, force: true });
   });
+
+  test("files cut by an older chunking are cut again and re-embedded at the next start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-rechunk-"));
+    const a = await createHarness({}, dir);
+    const jwt = await a.login();
+    const ws = await defaultWorkspaceId(a, jwt);
+    a.services.start();
+    const id = await uploadVia(a, jwt, ws, "archive.txt", longText);
+    await a.services.jobs.idle();
+    const before = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
+    // As an older Hearth left it: another chunking (here one chunk fewer) and no version recorded.
+    const sql = a.services.storage.sqlite;
+    expect((sql.query("SELECT chunking_version AS v FROM knowledge_files WHERE id = ?").get(id) as { v: number }).v).toBeGreaterThan(0);
+    sql.run("DELETE FROM knowledge_chunks WHERE file_id = ? AND ordinal = 0", [id]);
+    sql.run("UPDATE knowledge_files SET chunking_version = 0, chunk_count = chunk_count - 1 WHERE id = ?", [id]);
+    await a.close();
+
+    const b = await createHarness({}, dir);
+    b.services.start();
+    expect(await b.services.catchUpEmbeddings()).toBe(true);
+    await b.services.jobs.idle();
+    const jwt2 = await b.login();
+    const after = (await b.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt2 })).body.data;
+    expect(after).toMatchObject({ status: "ready", chunk_count: before.chunk_count, embedding_model: MODEL });
+    const row = b.services.storage.sqlite.query("SELECT chunking_version AS v FROM knowledge_files WHERE id = ?").get(id) as { v: number };
+    expect(row.v).toBeGreaterThan(0);
+    expect(b.services.vectors.count(384)).toBe(before.chunk_count);
+    // Up to date now: the start after this one queues nothing.
+    expect(b.services.ingestion.unembedded()).toEqual([]);
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
 });

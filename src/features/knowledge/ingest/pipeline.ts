@@ -3,7 +3,7 @@
 // (after a crash, or to re-embed) starts the file over, so it is safe to repeat. Re-embedding
 // re-chunks too: a new model has its own tokenizer and window, and chunks stored while no model
 // was there were sized by an estimate.
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
@@ -19,6 +19,12 @@ import { ParseError } from "./parse";
  * 8 embeds as fast as 32 or faster, and the worker's memory grows ~175 MB instead of ~500 MB.
  */
 export const EMBED_BATCH = 8;
+/**
+ * The version of how files are cut into chunks (parse.ts, chunk.ts, the worker's window and overlap).
+ * Bump it with any change that cuts differently: at the next start every file cut by an older
+ * version is parsed, cut and embedded again (catchUpEmbeddings), without anyone asking.
+ */
+export const CHUNKING_VERSION = 1;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
 const INSERT_BATCH = 200;
 
@@ -108,7 +114,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
           .run();
         await new Promise((resolve) => setImmediate(resolve));
       }
-      setFile(fileId, { chunkCount: chunks.length, progress: 0.2, embeddingModel: null, embeddedAt: null });
+      setFile(fileId, { chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null });
 
       const state = await embedder.status();
       if (state.state === "unavailable") {
@@ -125,12 +131,12 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       setFile(fileId, { status: "failed", error });
     },
 
-    /** Ready files that still lack vectors of the current model. */
+    /** Ready files that still lack vectors of the current model, or were cut by an older chunking. */
     unembedded(): { id: string; productId: string }[] {
       return db
         .select({ id: knowledgeFiles.id, productId: knowledgeFiles.productId })
         .from(knowledgeFiles)
-        .where(and(eq(knowledgeFiles.status, "ready"), isNull(knowledgeFiles.embeddingModel)))
+        .where(and(eq(knowledgeFiles.status, "ready"), or(isNull(knowledgeFiles.embeddingModel), lt(knowledgeFiles.chunkingVersion, CHUNKING_VERSION))))
         .all();
     },
   };

@@ -11,6 +11,7 @@ import m7 from "./0007_workflows.sql" with { type: "text" };
 import m8 from "./0008_agents.sql" with { type: "text" };
 import m9 from "./0009_mcp_and_preferences.sql" with { type: "text" };
 import m10 from "./0010_jobs_group_key.sql" with { type: "text" };
+import m11 from "./0011_knowledge_chunking_version.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -25,4 +26,5 @@ export const migrationSql: Record<string, string> = {
   "0008_agents": m8,
   "0009_mcp_and_preferences": m9,
   "0010_jobs_group_key": m10,
+  "0011_knowledge_chunking_version": m11,
 };

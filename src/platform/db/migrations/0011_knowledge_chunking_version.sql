@@ -1,0 +1,1 @@
+ALTER TABLE `knowledge_files` ADD `chunking_version` integer DEFAULT 0 NOT NULL;
