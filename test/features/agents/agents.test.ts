@@ -190,6 +190,21 @@ describe("the tool loop", () => {
   });
 });
 
+describe("document summarizer", () => {
+  test("finds the named document with search_knowledge and summarizes it with its sources", async () => {
+    fake.respond = (r) => (toolResults(r).length ? `Purpose: operations. Key points: backups nightly [1]. (${r.messages[1]!.content})` : { tool_calls: [{ function: { name: "search_knowledge", arguments: { query: "ops handbook" } } }] });
+    try {
+      const a = (await install("document-summarizer")).body.data;
+      const e = (await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { query: "the ops handbook" }, wait: true } })).body.data;
+      expect(e.status).toBe("succeeded");
+      expect(e.output.text).toContain("Summarize: the ops handbook");
+      expect(e.output.sources[0].file_name).toBe("ops.md");
+    } finally {
+      fake.respond = searchThenAnswer;
+    }
+  });
+});
+
 describe("without a model", () => {
   test("the knowledge assistant answers with cited passages; a custom agent fails with the reason", async () => {
     fake.mode = "missing-model";
