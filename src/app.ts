@@ -19,6 +19,7 @@ import { workflowRoutes } from "./features/workflows/routes";
 import { executionRoutes } from "./features/workflows/execution-routes";
 import { agentRoutes } from "./features/agents/routes";
 import { mcpRoutes } from "./features/mcp/routes";
+import { integrationRoutes } from "./features/integrations/routes";
 import { triggerRoutes } from "./features/workflows/trigger-routes";
 import { webhookRoutes } from "./features/workflows/webhook-routes";
 import type { Services } from "./services";
@@ -54,6 +55,7 @@ export function createApp(s: Services) {
     .use(triggerRoutes(auth, { triggers: s.workflow.triggers }))
     .use(webhookRoutes({ webhooks: s.workflow.webhooks, limiter: s.workflow.webhookLimiter }))
     .use(agentRoutes(auth, s.agents))
+    .use(integrationRoutes(auth, s.integrations))
     .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
 }
 

@@ -33,6 +33,9 @@ import { createAgentsFeature } from "./features/agents/feature";
 import { createToolRegistry } from "./platform/tools/registry";
 import { createPreferencesService } from "./features/preferences/service";
 import { createMcpFeature } from "./features/mcp/feature";
+import { createIntegrationsFeature } from "./features/integrations/feature";
+import { integrationManagementTools } from "./features/mcp/integration-tools";
+import { createSecretBox, loadSecretKey } from "./platform/secrets";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -100,6 +103,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
+  const integrations = createIntegrationsFeature({ db, clock, workspaces, box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)), tools, workflow });
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
 
@@ -148,7 +152,26 @@ export async function createServices({ config, storage, clock = systemClock, log
       }),
   };
 
-  const mcp = createMcpFeature({ db, clock, log, version: VERSION, tools, embedder, engine: workflow.engine, limiter, authenticator, workspaces, knowledge, agents, accounts, tokens, preferences });
+  const mcp = createMcpFeature({
+    db,
+    clock,
+    log,
+    version: VERSION,
+    tools,
+    embedder,
+    engine: workflow.engine,
+    limiter,
+    authenticator,
+    workspaces,
+    knowledge,
+    agents,
+    accounts,
+    tokens,
+    preferences,
+    managementTools: integrationManagementTools(integrations),
+    integrationsOf: (p) => integrations.effective(p.productId, p.organizationId).map((i) => ({ title: i.title, type: i.type, scope: i.scope, tools: integrations.connector(i.type)?.tools.map((x) => x.name) ?? [] })),
+  });
+  integrations.onChange((c) => mcp.gateway.toolsChanged(c.productId ? { productId: c.productId } : { organizationId: c.organizationId }));
 
   const health = createHealthRegistry();
   health.set("database", () => {
@@ -190,6 +213,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     tools,
     agents,
     preferences,
+    integrations,
     mcp,
     catchUpEmbeddings,
     limiter,

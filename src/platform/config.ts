@@ -19,6 +19,7 @@ export interface Config {
   readonly rateLimitStrict: number;
   readonly vectorMemoryMb: number;
   readonly publicUrl: string | undefined;
+  readonly secretKey: string | undefined;
   readonly llmProvider: "ollama" | "openai";
   readonly llmUrl: string | undefined;
   readonly llmApiKey: string | undefined;
@@ -109,6 +110,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_JWT_SECRET", flag: "--jwt-secret", key: "jwtSecret", default: undefined, help: "HS256 secret for sessions (generated and stored if unset)", parse: secret },
   { env: "HEARTH_RATE_LIMIT", flag: "--rate-limit", key: "rateLimit", default: "10", help: "requests per minute, default budget", parse: integer(1, 1_000_000) },
   { env: "HEARTH_RATE_LIMIT_STRICT", flag: "--rate-limit-strict", key: "rateLimitStrict", default: "5", help: "requests per minute, high-load endpoints", parse: integer(1, 1_000_000) },
+  { env: "HEARTH_SECRET_KEY", flag: "--secret-key", key: "secretKey", default: undefined, help: "32-byte base64 key encrypting integration credentials (default: <data dir>/secret.key, generated)", parse: text },
   { env: "HEARTH_PUBLIC_URL", flag: "--public-url", key: "publicUrl", default: undefined, help: "the address others reach Hearth at (webhook URLs); default http://<host>:<port>", parse: url },
   { env: "HEARTH_WORKFLOW_CONCURRENCY", flag: "--workflow-concurrency", key: "workflowConcurrency", default: "4", help: "workflow executions running at once per workspace; more wait queued", parse: integer(1, 1000) },
   { env: "HEARTH_HTTP_ALLOW", flag: "--http-allow", key: "httpAllow", default: "", help: "hosts/CIDRs http nodes may call although loopback or link-local (comma-separated)", parse: allowList },

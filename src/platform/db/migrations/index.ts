@@ -12,6 +12,7 @@ import m8 from "./0008_agents.sql" with { type: "text" };
 import m9 from "./0009_mcp_and_preferences.sql" with { type: "text" };
 import m10 from "./0010_jobs_group_key.sql" with { type: "text" };
 import m11 from "./0011_knowledge_chunking_version.sql" with { type: "text" };
+import m12 from "./0012_integrations.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationSql: Record<string, string> = {
   "0009_mcp_and_preferences": m9,
   "0010_jobs_group_key": m10,
   "0011_knowledge_chunking_version": m11,
+  "0012_integrations": m12,
 };

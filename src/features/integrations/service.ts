@@ -1,0 +1,147 @@
+// Integrations of an organization: create (a template without credentials, active with them), read,
+// update, delete; scope set by the service (local with a workspace, global without); the shadow
+// rule (a workspace's active local integration replaces the global ones of its type); credentials
+// sealed with the secret key and never returned.
+import { and, count, desc, eq, isNull, or } from "drizzle-orm";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
+import type { SecretBox } from "../../platform/secrets";
+import type { WorkspacesService } from "../workspaces/service";
+import type { Connector } from "./connectors/connector";
+import { integrations } from "./table";
+
+export type IntegrationRow = typeof integrations.$inferSelect;
+type Change = { productId: string | null; organizationId: string };
+
+export function createIntegrationsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; connectors: Connector[] }) {
+  const { db, clock, workspaces, box } = deps;
+  const connectors = new Map(deps.connectors.map((c) => [c.type, { c, config: TypeCompiler.Compile(c.config), credentials: TypeCompiler.Compile(c.credentials) }]));
+  const listeners = new Set<(c: Change) => void>();
+  const changed = (row: Pick<IntegrationRow, "productId" | "organizationId">) => listeners.forEach((l) => l({ productId: row.productId, organizationId: row.organizationId }));
+
+  const connector = (type: string) => {
+    const c = connectors.get(type);
+    if (!c) throw unprocessable(`Unknown integration type "${type}"; the types are: ${[...connectors.keys()].join(", ")}`);
+    return c;
+  };
+  const check = (validator: ReturnType<typeof TypeCompiler.Compile>, value: unknown, what: string) => {
+    const e = validator.Errors(value).First();
+    if (e) throw unprocessable(`${what}${e.path}: ${e.message}`);
+  };
+
+  /** Visible: the caller's organization; a local one only to callers who see its workspace. */
+  const requireIntegration = (p: Principal, id: string): IntegrationRow => {
+    const row = db.select().from(integrations).where(eq(integrations.id, id.toLowerCase())).get();
+    if (!row || row.organizationId !== p.organizationId || (row.productId && !workspaces.canSee(p, row.productId))) throw notFound("Integration");
+    return row;
+  };
+
+  /** Owners/admins manage every integration; a workspace's manager or its SYSTEM token its local ones. */
+  const requireManager = (p: Principal, row: Pick<IntegrationRow, "productId">) => {
+    if (p.kind === "token") {
+      if (p.tokenRole !== "SYSTEM" || !row.productId) throw forbidden("Only owners/admins, or a SYSTEM token for its workspace's local integrations, may change integrations");
+      return;
+    }
+    if (isOrgAdmin(p)) return;
+    if (!row.productId || !workspaces.canManage(p, workspaces.requireVisible(p, row.productId))) throw forbidden("Only owners and admins manage global integrations; a workspace's manager its local ones");
+  };
+
+  /** A workspace's effective active integrations: its local ones, and the global ones of types it has none of. */
+  const effective = (productId: string, organizationId: string): IntegrationRow[] => {
+    const rows = db
+      .select()
+      .from(integrations)
+      .where(and(eq(integrations.organizationId, organizationId), eq(integrations.status, "active"), or(eq(integrations.productId, productId), isNull(integrations.productId))))
+      .orderBy(integrations.createdAt)
+      .all();
+    const localTypes = new Set(rows.filter((r) => r.productId).map((r) => r.type));
+    return rows.filter((r) => r.productId || !localTypes.has(r.type));
+  };
+
+  return {
+    requireIntegration,
+    effective,
+    /** The effective set of a workspace the caller may see (404 otherwise). */
+    effectiveFor: (p: Principal, productId: string) => effective(workspaces.requireVisible(p, productId).id, p.organizationId),
+    connector: (type: string) => connectors.get(type)?.c,
+    onChange: (l: (c: Change) => void) => void listeners.add(l),
+    credentialsOf: (row: IntegrationRow) => (row.credentials ? box.open<Record<string, unknown>>(row.credentials) : {}),
+
+    types: () => [...connectors.values()].map(({ c }) => ({ type: c.type, description: c.description, config_schema: c.config, credentials_schema: c.credentials, tools: c.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) })),
+
+    list(p: Principal, productId: string | undefined, win: PageWindow) {
+      const pid = productId ?? (p.kind === "token" ? p.productId : undefined);
+      if (pid) workspaces.requireVisible(p, pid);
+      const where = and(eq(integrations.organizationId, p.organizationId), pid ? or(eq(integrations.productId, pid), isNull(integrations.productId)) : undefined);
+      const total = db.select({ n: count() }).from(integrations).where(where).get()?.n ?? 0;
+      const rows = db.select().from(integrations).where(where).orderBy(desc(integrations.createdAt), integrations.id).limit(win.pageSize).offset(win.offset).all();
+      return { rows, total };
+    },
+
+    create(p: Principal, input: { title: string; type: string; productId?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown> }): IntegrationRow {
+      const c = connector(input.type);
+      const productId = input.productId ? workspaces.requireVisible(p, input.productId).id : null;
+      requireManager(p, { productId });
+      check(c.config, input.config ?? {}, "config");
+      if (input.credentials) check(c.credentials, input.credentials, "credentials");
+      const now = new Date(clock.now());
+      const row: IntegrationRow = {
+        id: crypto.randomUUID(),
+        organizationId: p.organizationId,
+        productId,
+        title: input.title.trim(),
+        type: input.type,
+        scope: productId ? "local" : "global",
+        status: input.credentials ? "active" : "template",
+        config: input.config ?? {},
+        credentials: input.credentials ? box.seal(input.credentials) : null,
+        createdBy: p.kind === "token" ? p.tokenId : p.userId,
+        createdAt: now,
+        updatedAt: now,
+      };
+      db.insert(integrations).values(row).run();
+      changed(row);
+      return row;
+    },
+
+    /** Renames, reconfigures, gives credentials (which activates a template), or disables/enables. */
+    update(p: Principal, id: string, patch: { title?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown>; status?: "active" | "disabled" }): IntegrationRow {
+      const row = requireIntegration(p, id);
+      requireManager(p, row);
+      const c = connector(row.type);
+      if (patch.config) check(c.config, patch.config, "config");
+      if (patch.credentials) check(c.credentials, patch.credentials, "credentials");
+      const hasCredentials = Boolean(patch.credentials ?? row.credentials);
+      if (patch.status === "active" && !hasCredentials) throw invalid("A template becomes active with its credentials: send credentials");
+      const status = patch.status ?? (patch.credentials && row.status === "template" ? "active" : row.status);
+      const next = {
+        title: patch.title?.trim() ?? row.title,
+        config: patch.config ?? row.config,
+        credentials: patch.credentials ? box.seal(patch.credentials) : row.credentials,
+        status,
+        updatedAt: new Date(clock.now()),
+      };
+      db.update(integrations).set(next).where(eq(integrations.id, row.id)).run();
+      changed(row);
+      return { ...row, ...next };
+    },
+
+    remove(p: Principal, id: string): IntegrationRow {
+      const row = requireIntegration(p, id);
+      requireManager(p, row);
+      db.delete(integrations).where(eq(integrations.id, row.id)).run();
+      changed(row);
+      return row;
+    },
+
+    /** The organization's active integrations (spec: GET /api/external/integrations). */
+    organizationActive: (p: Principal) =>
+      db.select().from(integrations).where(and(eq(integrations.organizationId, p.organizationId), eq(integrations.status, "active"))).orderBy(integrations.createdAt).all().filter((r) => !r.productId || workspaces.canSee(p, r.productId)),
+  };
+}
+
+export type IntegrationsService = ReturnType<typeof createIntegrationsService>;

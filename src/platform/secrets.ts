@@ -1,0 +1,53 @@
+// The key that encrypts integration credentials (AES-256-GCM): HEARTH_SECRET_KEY, or a key file
+// generated once in the data dir (mode 0600). Never in the database, so a copy of the database or a
+// backup holds the credentials only as ciphertext.
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError } from "./config";
+
+const KEY_FILE = "secret.key";
+const VERSION = "v1";
+
+export interface SecretBox {
+  seal(value: unknown): string;
+  open<T = unknown>(sealed: string): T;
+}
+
+/** The 32-byte key from HEARTH_SECRET_KEY (base64), else the data dir's key file, created when missing. */
+export function loadSecretKey(configured: string | undefined, dataDir: string): Buffer {
+  if (configured !== undefined) {
+    const key = Buffer.from(configured, "base64");
+    if (key.length !== 32) throw new ConfigError("HEARTH_SECRET_KEY must be 32 bytes in base64 (openssl rand -base64 32)");
+    return key;
+  }
+  const path = join(dataDir, KEY_FILE);
+  if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("base64"), { mode: 0o600, flag: "wx" });
+  chmodSync(path, 0o600);
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
+  if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key; restore it from a backup, or set HEARTH_SECRET_KEY`);
+  return key;
+}
+
+export function createSecretBox(key: Buffer): SecretBox {
+  return {
+    seal(value) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", key, iv);
+      const body = Buffer.concat([cipher.update(JSON.stringify(value), "utf8"), cipher.final()]);
+      return `${VERSION}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64")}`;
+    },
+    open<T>(sealed: string): T {
+      const [version, data] = sealed.split(":");
+      if (version !== VERSION || !data) throw new Error("not a sealed value of this Hearth");
+      const raw = Buffer.from(data, "base64");
+      const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      try {
+        return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")) as T;
+      } catch {
+        throw new Error("the credentials cannot be decrypted with this key (was HEARTH_SECRET_KEY or secret.key changed?)");
+      }
+    },
+  };
+}

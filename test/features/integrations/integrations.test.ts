@@ -1,0 +1,191 @@
+// Integrations end to end: types, CRUD with the service's scope, the shadow rule, roles and tenancy,
+// credentials sealed at rest (absent from the database file), each connector through its real
+// client code against loopback fakes of GitHub, Gitea, GitLab and Slack, the integration node,
+// and MCP: integration tools, collisions with _integration, list_changed, SYSTEM-only management.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { BASE, createHarness, defaultWorkspaceId, secondTenant, type Harness } from "../../support/harness";
+
+let h: Harness;
+let jwt: string;
+let ws: string;
+let system: string;
+let user: string;
+let api: ReturnType<typeof Bun.serve>;
+const seen: { path: string; auth: string | null; body?: unknown }[] = [];
+const SECRET = "ghp_TopSecretValue_1234567890";
+
+beforeAll(async () => {
+  // GitHub (Link pagination, 429 with Retry-After), Gitea, GitLab (X-Next-Page) and Slack fakes in one server.
+  api = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      const url = new URL(req.url);
+      const body = req.method === "POST" ? await req.json() : undefined;
+      seen.push({ path: url.pathname + url.search, auth: req.headers.get("authorization") ?? req.headers.get("private-token"), body });
+      const issue = (n: number) => ({ number: n, iid: n, title: `Issue ${n}`, state: "open", html_url: `http://x/${n}`, web_url: `http://x/${n}`, user: { login: "ada" }, labels: [] });
+      if (url.pathname === "/repos/acme/api/issues" && req.method === "GET") {
+        const page = Number(url.searchParams.get("page") ?? 1);
+        const link = page === 1 ? `<${url.origin}/repos/acme/api/issues?state=open&per_page=2&page=2>; rel="next"` : "";
+        return Response.json(page === 1 ? [issue(1), { ...issue(9), pull_request: {} }] : [issue(2)], { headers: link ? { link } : {} });
+      }
+      if (url.pathname === "/repos/acme/api/issues") return Response.json({ ...issue(3), title: (body as any).title }, { status: 201 });
+      if (url.pathname === "/repos/acme/limited/issues") return Response.json({ message: "API rate limit exceeded" }, { status: 429, headers: { "retry-after": "30" } });
+      if (url.pathname === "/repos/acme/missing/issues") return Response.json({ message: "Not Found", documentation_url: "https://docs" }, { status: 404 });
+      if (url.pathname === "/api/v1/repos/acme/api/issues") return Response.json([issue(7)]);
+      if (url.pathname === "/api/v4/projects/grp%2Fsvc/issues") {
+        const page = url.searchParams.get("page");
+        return Response.json([issue(page === "1" ? 11 : 12)], { headers: { "x-next-page": page === "1" ? "2" : "" } });
+      }
+      if (url.pathname === "/chat.postMessage") return Response.json(req.headers.get("authorization") === "Bearer xoxb-good" ? { ok: true, channel: "C1", ts: "1.2" } : { ok: false, error: "invalid_auth" });
+      return new Response("no", { status: 404 });
+    },
+  });
+  h = await createHarness({ HEARTH_HTTP_ALLOW: "127.0.0.1" });
+  jwt = await h.login();
+  ws = await defaultWorkspaceId(h, jwt);
+  h.services.workflow.start();
+  system = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "sys", role: "SYSTEM" } })).body.data.token;
+  user = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "usr" } })).body.data.token;
+});
+afterAll(async () => {
+  await h.close();
+  api.stop(true);
+});
+
+const create = (body: Record<string, unknown>, token = jwt) => h.call("POST", "/api/integrations-base", { token, body });
+const gh = (title: string, extra: Record<string, unknown> = {}) => ({ title, type: "github", config: { base_url: api.url.origin, owner: "acme", repo: "api" }, credentials: { token: SECRET }, ...extra });
+const tool = async (token: string, name: string, args: Record<string, unknown>) => {
+  const c = new Client({ name: "t", version: "1" });
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: (i, init) => h.app.handle(new Request(String(i), init)) }));
+  try {
+    return await c.callTool({ name, arguments: args });
+  } finally {
+    await c.close();
+  }
+};
+
+describe("types, scope, shadow rule", () => {
+  test("types list every connector with its schemas and tools", async () => {
+    const r = await h.call("GET", "/api/integrations-base/types", { token: user });
+    const types = Object.fromEntries(r.body.data.map((t: any) => [t.type, t]));
+    for (const t of ["github", "gitea", "gitlab", "slack"]) expect(types[t]).toBeDefined();
+    expect(types.github.tools.map((t: any) => t.name)).toEqual(["list_issues", "create_issue", "comment_issue"]);
+    expect(types.slack.tools.map((t: any) => t.name)).toContain("send_message");
+  });
+
+  test("scope comes from product_id; a client-sent scope is refused; credentials are never returned", async () => {
+    const global = await create(gh("Org GitHub"));
+    expect(global.status).toBe(201);
+    expect(global.body.data).toMatchObject({ scope: "global", status: "active", has_credentials: true, product_id: null });
+    expect(JSON.stringify(global.body)).not.toContain(SECRET);
+    const local = await create({ ...gh("Team GitHub"), product_id: ws });
+    expect(local.body.data.scope).toBe("local");
+    expect((await create({ ...gh("x"), scope: "global" })).status).toBe(422);
+    expect((await create({ title: "t", type: "teleporter" })).status).toBe(422);
+    expect((await create({ title: "t", type: "github", config: { owner: "a" } })).status).toBe(422);
+    const got = await h.call("GET", `/api/integrations-base/${local.body.data.id}`, { token: user });
+    expect(got.body.data.has_credentials).toBe(true);
+    expect(JSON.stringify(got.body)).not.toContain(SECRET);
+    // The shadow rule: the workspace's local GitHub replaces the global one.
+    const active = await h.call("GET", `/api/integrations-base/product/${ws}/active`, { token: user });
+    const githubs = active.body.data.filter((i: any) => i.type === "github");
+    expect(githubs.map((i: any) => i.title)).toEqual(["Team GitHub"]);
+    const org = await h.call("GET", "/api/external/integrations", { token: jwt });
+    expect(org.body.data.map((i: any) => i.title)).toEqual(expect.arrayContaining(["Org GitHub", "Team GitHub"]));
+    await h.call("DELETE", `/api/integrations-base/${local.body.data.id}`, { token: jwt });
+    await h.call("DELETE", `/api/integrations-base/${global.body.data.id}`, { token: jwt });
+  });
+
+  test("roles and tenancy: USER tokens read; SYSTEM tokens manage local ones only; other tenants get 404", async () => {
+    expect((await create({ ...gh("by user"), product_id: ws }, user)).status).toBe(403);
+    expect((await create(gh("global by system"), system)).status).toBe(403);
+    const mine = await create({ ...gh("by system"), product_id: ws }, system);
+    expect(mine.status).toBe(201);
+    const other = await secondTenant(h, jwt, "Integr Other");
+    expect((await h.call("GET", `/api/integrations-base/${mine.body.data.id}`, { token: other.jwt })).status).toBe(404);
+    expect((await h.call("PUT", `/api/integrations-base/${mine.body.data.id}`, { token: other.jwt, body: { title: "mine" } })).status).toBe(404);
+    expect((await h.call("GET", `/api/integrations-base/product/${ws}/active`, { token: other.jwt })).status).toBe(404);
+    await h.call("DELETE", `/api/integrations-base/${mine.body.data.id}`, { token: system });
+  });
+
+  test("credentials are sealed: the secret's bytes are not in the database file", async () => {
+    const r = await create({ ...gh("sealed"), product_id: ws });
+    h.services.storage.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    const file = readFileSync(join(h.dataDir, "hearth.db"));
+    expect(file.includes(Buffer.from(SECRET))).toBe(false);
+    expect(file.includes(Buffer.from("sealed"))).toBe(true);
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+});
+
+describe("connectors through their real client code", () => {
+  test("github: pages followed by Link, pull requests left out, the token sent as Bearer; create_issue posts", async () => {
+    const r = await create({ ...gh("GH"), product_id: ws });
+    const list = await tool(user, "list_issues", { state: "open" });
+    expect((list.structuredContent as any).issues.map((i: any) => i.number)).toEqual([1, 2]);
+    expect(seen.find((s) => s.path.startsWith("/repos/acme/api/issues"))!.auth).toBe(`Bearer ${SECRET}`);
+    const made = await tool(user, "create_issue", { title: "Login broken" });
+    expect((made.structuredContent as any).title).toBe("Login broken");
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
+  test("errors become one readable line; a rate limit is reported with its cause", async () => {
+    const r = await create({ title: "Limited", type: "github", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "limited" }, credentials: { token: "t" } });
+    const res = await tool(user, "list_issues", {});
+    expect(res.isError).toBe(true);
+    expect((res.content as any)[0].text).toMatch(/GitHub answered 429 .*API rate limit exceeded/);
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
+  test("gitea, gitlab (X-Next-Page) and slack", async () => {
+    const gt = await create({ title: "Gitea", type: "gitea", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "api" }, credentials: { token: "g" } });
+    const gl = await create({ title: "GitLab", type: "gitlab", product_id: ws, config: { base_url: api.url.origin, project: "grp/svc" }, credentials: { token: "l" } });
+    const sl = await create({ title: "Slack", type: "slack", product_id: ws, config: { base_url: api.url.origin }, credentials: { bot_token: "xoxb-good" } });
+    // list_issues is offered by two integrations now: a required _integration names them.
+    const refused = await tool(user, "list_issues", {});
+    expect(refused.isError).toBe(true);
+    expect((refused.content as any)[0].text).toMatch(/_integration.*Gitea.*GitLab/);
+    const viaGitea = await tool(user, "list_issues", { _integration: "Gitea" });
+    expect((viaGitea.structuredContent as any).issues[0].number).toBe(7);
+    const viaGitlab = await tool(user, "list_issues", { _integration: "GitLab", limit: 5 });
+    expect((viaGitlab.structuredContent as any).issues.map((i: any) => i.number)).toEqual([11, 12]);
+    const posted = await tool(user, "send_message", { channel: "#ops", text: "hello" });
+    expect((posted.structuredContent as any).ts).toBe("1.2");
+    for (const r of [gt, gl, sl]) await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
+  test("the integration node calls a tool of the effective integration of a type", async () => {
+    const r = await create({ ...gh("GH node"), product_id: ws });
+    const node = await h.call("POST", "/api/nodes/execute", { token: jwt, body: { type: "integration", config: { type: "github", action: "create_issue", arguments: { title: "From a workflow" } }, product_id: ws } });
+    await h.services.workflow.engine.until(node.body.data.execution_id);
+    const s = await h.call("GET", `/api/nodes/status/${node.body.data.id}`, { token: jwt });
+    expect(s.body.data).toMatchObject({ status: "succeeded", output: { title: "From a workflow" } });
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+});
+
+describe("MCP management and list_changed", () => {
+  test("a SYSTEM token creates a template over MCP; activating it makes its tools appear and open sessions hear list_changed", async () => {
+    const c = new Client({ name: "ide", version: "1" });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${BASE}/mcp`), { requestInit: { headers: { authorization: `Bearer ${user}` } }, fetch: (i, init) => h.app.handle(new Request(String(i), init)) }));
+    let changed = 0;
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    expect((await c.listTools()).tools.map((t) => t.name)).not.toContain("create_issue");
+    const made = await tool(system, "create_integration", { title: "Tracker", type: "github", config: { base_url: api.url.origin, owner: "acme", repo: "api" } });
+    const id = (made.structuredContent as any).id;
+    expect((made.structuredContent as any).status).toBe("template");
+    expect((await tool(user, "create_integration", { title: "x", type: "github" }).catch((e) => e)).message ?? "").toMatch(/SYSTEM/);
+    await h.call("PUT", `/api/integrations-base/${id}`, { token: jwt, body: { credentials: { token: "t" } } });
+    for (let i = 0; i < 50 && changed === 0; i++) await Bun.sleep(10);
+    expect(changed).toBeGreaterThan(0);
+    expect((await c.listTools()).tools.map((t) => t.name)).toContain("create_issue");
+    await c.close();
+    await tool(system, "delete_integration", { id });
+  });
+});
