@@ -20,6 +20,7 @@ import { executionRoutes } from "./features/workflows/execution-routes";
 import { agentRoutes } from "./features/agents/routes";
 import { mcpRoutes } from "./features/mcp/routes";
 import { integrationRoutes } from "./features/integrations/routes";
+import { communicatorRoutes } from "./features/integrations/communicator-routes";
 import { triggerRoutes } from "./features/workflows/trigger-routes";
 import { webhookRoutes } from "./features/workflows/webhook-routes";
 import type { Services } from "./services";
@@ -56,6 +57,7 @@ export function createApp(s: Services) {
     .use(webhookRoutes({ webhooks: s.workflow.webhooks, limiter: s.workflow.webhookLimiter }))
     .use(agentRoutes(auth, s.agents))
     .use(integrationRoutes(auth, s.integrations))
+    .use(communicatorRoutes(s.communicators))
     .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
 }
 

@@ -33,7 +33,7 @@ import { createAgentsFeature } from "./features/agents/feature";
 import { createToolRegistry } from "./platform/tools/registry";
 import { createPreferencesService } from "./features/preferences/service";
 import { createMcpFeature } from "./features/mcp/feature";
-import { createIntegrationsFeature } from "./features/integrations/feature";
+import { createCommunicatorFeature, createIntegrationsFeature } from "./features/integrations/feature";
 import { integrationManagementTools } from "./features/mcp/integration-tools";
 import { createSecretBox, loadSecretKey } from "./platform/secrets";
 import pkg from "../package.json";
@@ -152,6 +152,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       }),
   };
 
+  const communicators = createCommunicatorFeature({ db, clock, log, jobs, integrations, agents, workflow, workspaces });
   const mcp = createMcpFeature({
     db,
     clock,
@@ -214,6 +215,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     agents,
     preferences,
     integrations,
+    communicators,
     mcp,
     catchUpEmbeddings,
     limiter,

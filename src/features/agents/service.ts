@@ -199,6 +199,9 @@ export function createAgentsService(deps: {
       return executionView(e, calls, db.select().from(agentUsage).where(eq(agentUsage.executionId, e.id)).get());
     },
 
+    /** An agent by id for Hearth's own callers (communicators), who check its organization themselves. */
+    byId: (id: string) => db.select().from(agents).where(eq(agents.id, id)).get(),
+
     /** Agents of a workspace that are active, for MCP's list_agents and invoke_agent. */
     active: (p: Principal, productId?: string) => db.select().from(agents).where(and(eq(agents.productId, productOf(p, productId)), eq(agents.status, "active"))).orderBy(desc(agents.createdAt)).all(),
   };

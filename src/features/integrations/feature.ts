@@ -9,7 +9,11 @@ import type { WorkflowFeature } from "../workflows/feature";
 import { gitea, github } from "./connectors/git-forges";
 import { gitlab } from "./connectors/gitlab";
 import { slackConnector } from "./connectors/slack";
-import { createIntegrationsService } from "./service";
+import { createIntegrationsService, type IntegrationsService } from "./service";
+import { createCommunicators } from "./communicators";
+import type { Logger } from "../../platform/log";
+import type { JobQueue } from "../../platform/jobs/queue";
+import type { AgentsService } from "../agents/service";
 import { integrationNode, integrationToolProvider } from "./tools";
 
 export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature }) {
@@ -17,4 +21,9 @@ export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces:
   d.tools.addProvider(integrationToolProvider(service, d.workflow.allow));
   d.workflow.registry.add(integrationNode(service, d.workflow.allow));
   return service;
+}
+
+/** Chat platforms that talk to agents; built once agents exist (their answers come from agents). */
+export function createCommunicatorFeature(d: { db: Db; clock: Clock; log: Logger; jobs: JobQueue; integrations: IntegrationsService; agents: AgentsService; workflow: WorkflowFeature; workspaces: WorkspacesService }) {
+  return createCommunicators({ db: d.db, clock: d.clock, log: d.log, jobs: d.jobs, integrations: d.integrations, agents: d.agents, executions: d.workflow.executions, engine: d.workflow.engine, allow: d.workflow.allow, organizationOf: (id) => d.workspaces.organizationOf(id) });
 }

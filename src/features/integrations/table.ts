@@ -1,6 +1,6 @@
 // Integrations: connections to a team's own services (Git, tickets, chat), local to a workspace or
 // global to the organization; credentials only as AES-256-GCM ciphertext.
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { organizations } from "../accounts/table";
 import { products } from "../workspaces/table";
 
@@ -24,4 +24,17 @@ export const integrations = sqliteTable(
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
   (t) => [index("integrations_org_idx").on(t.organizationId, t.type), index("integrations_product_idx").on(t.productId)],
+);
+
+/** Inbound chat events already taken (Slack retries a delivery it thinks was lost): each answered once. */
+export const communicatorEvents = sqliteTable(
+  "communicator_events",
+  {
+    integrationId: text("integration_id")
+      .notNull()
+      .references(() => integrations.id, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    receivedAt: integer("received_at", { mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.integrationId, t.eventId] })],
 );

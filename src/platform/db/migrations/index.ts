@@ -13,6 +13,7 @@ import m9 from "./0009_mcp_and_preferences.sql" with { type: "text" };
 import m10 from "./0010_jobs_group_key.sql" with { type: "text" };
 import m11 from "./0011_knowledge_chunking_version.sql" with { type: "text" };
 import m12 from "./0012_integrations.sql" with { type: "text" };
+import m13 from "./0013_communicator_events.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -29,4 +30,5 @@ export const migrationSql: Record<string, string> = {
   "0010_jobs_group_key": m10,
   "0011_knowledge_chunking_version": m11,
   "0012_integrations": m12,
+  "0013_communicator_events": m13,
 };

@@ -1,0 +1,125 @@
+// Team chat that talks to agents: a Slack Events API delivery (signing secret v0 checked with its
+// timestamp window; url_verification answered) is stored as a durable job before it is
+// acknowledged; the job asks the integration's agent (or, without one, a knowledge assistant of
+// the workspace) and posts the answer back in the message's thread.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import type { Db } from "../../platform/db/database";
+import type { Clock } from "../../platform/clock";
+import type { Logger } from "../../platform/log";
+import { notFound, unauthorized, invalid } from "../../platform/errors";
+import type { JobQueue } from "../../platform/jobs/queue";
+import type { AllowList } from "../../platform/net/safe-fetch";
+import type { TokenPrincipal } from "../../platform/auth/principal";
+import type { AgentsService } from "../agents/service";
+import type { ExecutionsService } from "../workflows/executions";
+import { ENDED, type WorkflowEngine } from "../workflows/engine/engine";
+import type { IntegrationsService } from "./service";
+import { communicatorEvents, integrations } from "./table";
+import { eq } from "drizzle-orm";
+
+export const COMMUNICATOR_JOB = "communicator.message";
+const WINDOW_S = 5 * 60;
+const ANSWER_WAIT_MS = 120_000;
+
+interface SlackMessage {
+  integrationId: string;
+  channel: string;
+  text: string;
+  threadTs: string;
+}
+
+export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; jobs: JobQueue; integrations: IntegrationsService; agents: AgentsService; executions: ExecutionsService; engine: WorkflowEngine; allow: AllowList; organizationOf(productId: string): string | undefined }) {
+  const { db, clock, integrations: service } = deps;
+
+  const verifySlack = (secret: string, headers: Headers, raw: Uint8Array) => {
+    const ts = headers.get("x-slack-request-timestamp") ?? "";
+    const sig = headers.get("x-slack-signature") ?? "";
+    if (!/^\d+$/.test(ts) || Math.abs(clock.now() / 1000 - Number(ts)) > WINDOW_S) throw unauthorized("Slack request timestamp missing or outside the 5-minute window");
+    const expected = `v0=${createHmac("sha256", secret).update(`v0:${ts}:`).update(raw).digest("hex")}`;
+    if (sig.length !== expected.length || !timingSafeEqual(Buffer.from(sig), Buffer.from(expected))) throw unauthorized("Slack signature does not match");
+  };
+
+  /** The workspace an answer is given in, acting with the rights of a USER token there. */
+  const principalFor = (productId: string): TokenPrincipal => ({ kind: "token", userId: "", organizationId: deps.organizationOf(productId) ?? "", productId, tokenId: "communicator", tokenRole: "USER" });
+
+  const answer = async (m: SlackMessage, signal: AbortSignal) => {
+    const row = db.select().from(integrations).where(eq(integrations.id, m.integrationId)).get();
+    if (!row || row.status !== "active") return;
+    const agentId = typeof row.config.agent_id === "string" ? row.config.agent_id : undefined;
+    let text: string;
+    const candidate = agentId ? deps.agents.byId(agentId) : undefined;
+    // An agent of another organization is never used, whatever the config says.
+    const agent = candidate && candidate.status === "active" && deps.organizationOf(candidate.productId) === row.organizationId ? candidate : undefined;
+    const productId = agent?.productId ?? row.productId;
+    if (!productId) text = "This Slack integration has no agent (config.agent_id) and no workspace to answer from.";
+    else {
+      const p = principalFor(productId);
+      const execution = agent
+        ? (await deps.agents.invoke(p, agent.id, { query: m.text }, false, "communicator")).execution
+        : deps.executions.begin({
+            productId,
+            workflowId: null,
+            versionId: null,
+            graph: ASSISTANT_GRAPH,
+            graphForNodes: ASSISTANT_GRAPH,
+            mode: "node",
+            triggerType: "communicator",
+            triggerId: row.id,
+            input: { query: m.text },
+            createdBy: null,
+          });
+      const ended = await deps.engine.until(execution.id, ENDED, ANSWER_WAIT_MS);
+      const out = ended.output as { text?: string } | null;
+      text = ended.status === "succeeded" ? (out?.text ?? JSON.stringify(out)) : `Sorry, I could not answer (${ended.error ?? ended.status}).`;
+    }
+    if (signal.aborted) return;
+    const send = service.connector("slack")!.tools.find((t) => t.name === "send_message")!;
+    await send.run({ channel: m.channel, text, thread_ts: m.threadTs }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
+  };
+
+  deps.jobs.register(COMMUNICATOR_JOB, (payload: SlackMessage, ctx) => answer(payload, ctx.signal), { concurrency: 2 });
+
+  return {
+    /** One Slack Events API delivery: verified, then answered (url_verification) or queued durably. */
+    slack(integrationId: string, headers: Headers, raw: Uint8Array, body: Record<string, any>): { challenge?: string; queued: boolean } {
+      const row = db.select().from(integrations).where(eq(integrations.id, integrationId.toLowerCase())).get();
+      if (!row || row.type !== "slack" || row.status !== "active") throw notFound("Communicator");
+      const secret = service.credentialsOf(row).signing_secret;
+      if (typeof secret !== "string") throw unauthorized("This Slack integration has no signing_secret in its credentials");
+      verifySlack(secret, headers, raw);
+      if (body.type === "url_verification") return { challenge: String(body.challenge ?? ""), queued: false };
+      if (body.type !== "event_callback" || typeof body.event_id !== "string") throw invalid("Not a Slack event_callback");
+      const e = body.event ?? {};
+      // Bots (Hearth's own replies included) and edits are not questions.
+      if ((e.type !== "message" && e.type !== "app_mention") || e.bot_id || e.subtype || typeof e.text !== "string" || !e.channel) return { queued: false };
+      return db.transaction((tx) => {
+        const fresh = tx.insert(communicatorEvents).values({ integrationId: row.id, eventId: body.event_id, receivedAt: new Date(clock.now()) }).onConflictDoNothing().returning().all();
+        if (fresh.length === 0) return { queued: false };
+        const text = e.text.replace(/<@[A-Z0-9]+>\s*/g, "").trim();
+        deps.jobs.enqueue(COMMUNICATOR_JOB, { integrationId: row.id, channel: e.channel, text, threadTs: e.thread_ts ?? e.ts } satisfies SlackMessage, { tx, group: row.productId ?? row.organizationId });
+        return { queued: true };
+      });
+    },
+    wake: () => deps.jobs.wake(),
+  };
+}
+
+/** Without an agent: a knowledge assistant over the workspace's documents (retrieval-only without a model). */
+const ASSISTANT_GRAPH = {
+  nodes: [
+    {
+      id: "agent",
+      type: "agent",
+      config: {
+        system_prompt: "You answer the team's chat questions from its documents: search them, answer briefly, cite passages as [n].",
+        tools: ["search_knowledge"],
+        input: "{{ input.query }}",
+        max_steps: 3,
+        fallback: "retrieval",
+      },
+    },
+  ],
+  edges: [],
+};
+
+export type Communicators = ReturnType<typeof createCommunicators>;

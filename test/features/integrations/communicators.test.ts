@@ -1,0 +1,75 @@
+// Slack as a communicator: signed Events API deliveries (url_verification; wrong, stale and missing
+// signatures refused), a message answered by the integration's agent and posted in its thread
+// through the Slack Web API fake, a retried delivery answered once, bot messages ignored.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
+import { startOllamaFake, type OllamaFake } from "../../support/ollama-fake";
+
+let h: Harness;
+let fake: OllamaFake;
+let slack: ReturnType<typeof Bun.serve>;
+let jwt: string;
+let ws: string;
+let integrationId: string;
+const posts: any[] = [];
+const SIGNING = "8f742231b10e8888abcd99yyyzzz85a5";
+
+beforeAll(async () => {
+  slack = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      if (new URL(req.url).pathname !== "/chat.postMessage") return Response.json({ ok: false, error: "unknown_method" });
+      posts.push({ auth: req.headers.get("authorization"), ...((await req.json()) as object) });
+      return Response.json({ ok: true, channel: "C42", ts: "1700000000.000200" });
+    },
+  });
+  fake = startOllamaFake({ respond: (r) => `Agent answer to: ${r.messages.at(-1)?.content}` });
+  h = await createHarness({ HEARTH_OLLAMA_URL: fake.url, HEARTH_HTTP_ALLOW: "127.0.0.1" });
+  jwt = await h.login();
+  ws = await defaultWorkspaceId(h, jwt);
+  h.services.start();
+  const agent = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "helpdesk", system_prompt: "Help.", tools: [] } })).body.data;
+  const i = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Team Slack", type: "slack", product_id: ws, config: { base_url: slack.url.origin, agent_id: agent.id }, credentials: { bot_token: "xoxb-1", signing_secret: SIGNING } } });
+  integrationId = i.body.data.id;
+});
+afterAll(async () => {
+  await h.close();
+  await fake.stop();
+  slack.stop(true);
+});
+
+const deliver = (body: unknown, opts: { ts?: number; secret?: string; sig?: string } = {}) => {
+  const raw = JSON.stringify(body);
+  const ts = String(opts.ts ?? Math.floor(h.clock.now() / 1000));
+  const sig = opts.sig ?? `v0=${createHmac("sha256", opts.secret ?? SIGNING).update(`v0:${ts}:${raw}`).digest("hex")}`;
+  return h.call("POST", `/api/communicator/webhook/${integrationId}`, { raw, headers: { "content-type": "application/json", "x-slack-request-timestamp": ts, "x-slack-signature": sig } });
+};
+
+test("url_verification is answered with its challenge; bad, stale and missing signatures are 401", async () => {
+  const ok = await deliver({ type: "url_verification", challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" });
+  expect(ok.status).toBe(200);
+  expect(ok.body).toEqual({ challenge: "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" });
+  expect((await deliver({ type: "url_verification", challenge: "x" }, { secret: "wrong-secret" })).status).toBe(401);
+  expect((await deliver({ type: "url_verification", challenge: "x" }, { ts: Math.floor(h.clock.now() / 1000) - 600 })).status).toBe(401);
+  expect((await h.call("POST", `/api/communicator/webhook/${integrationId}`, { body: { type: "url_verification", challenge: "x" } })).status).toBe(401);
+  expect((await h.call("POST", `/api/communicator/webhook/${crypto.randomUUID()}`, { body: {} })).status).toBe(404);
+});
+
+test("a message is answered by the agent in its thread, once, even when Slack retries; bot messages are ignored", async () => {
+  const event = { type: "event_callback", event_id: "Ev0123", event: { type: "app_mention", text: "<@U0BOT> when is the next deploy?", channel: "C42", ts: "1700000000.000100", user: "U1" } };
+  const first = await deliver(event);
+  expect(first.status).toBe(200);
+  expect(first.body.message).toContain("Accepted");
+  const again = await deliver(event);
+  expect(again.body.message).toBe("Ignored");
+  expect((await deliver({ type: "event_callback", event_id: "Ev0124", event: { type: "message", text: "I am a bot", channel: "C42", ts: "1.1", bot_id: "B1" } })).body.message).toBe("Ignored");
+  await h.services.jobs.idle();
+  for (let i = 0; i < 100 && posts.length === 0; i++) await Bun.sleep(20);
+  expect(posts).toHaveLength(1);
+  expect(posts[0]).toMatchObject({ auth: "Bearer xoxb-1", channel: "C42", thread_ts: "1700000000.000100", text: "Agent answer to: when is the next deploy?" });
+  const ex = (await h.call("GET", `/api/agent-base?product_id=${ws}`, { token: jwt })).body.data[0];
+  const runs = (await h.call("GET", `/api/agent-base/${ex.id}/executions`, { token: jwt })).body.data;
+  expect(runs[0].trigger.type).toBe("communicator");
+});
