@@ -73,3 +73,20 @@ test("a message is answered by the agent in its thread, once, even when Slack re
   const runs = (await h.call("GET", `/api/agent-base/${ex.id}/executions`, { token: jwt })).body.data;
   expect(runs[0].trigger.type).toBe("communicator");
 });
+
+test("an agent calls an integration tool through the tool loop", async () => {
+  const forge = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: async (req) => Response.json({ number: 77, title: ((await req.json()) as { title: string }).title, state: "open", html_url: "http://forge/77" }, { status: 201 }) });
+  try {
+    const gh = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Forge", type: "github", product_id: ws, config: { base_url: forge.url.origin, owner: "acme", repo: "api" }, credentials: { token: "t" } } });
+    fake.respond = (r) => (r.messages.some((m) => m.role === "tool") ? "Filed it." : { tool_calls: [{ function: { name: "create_issue", arguments: { title: "Printer on fire" } } }] });
+    const a = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "filer", system_prompt: "File issues.", tools: ["create_issue"] } })).body.data;
+    const e = (await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { query: "the printer is on fire" }, wait: true } })).body.data;
+    expect(e.output.text).toBe("Filed it.");
+    const calls = (await h.call("GET", `/api/agent-base/${a.id}/executions/${e.id}`, { token: jwt })).body.data.tool_calls;
+    expect(calls[0]).toMatchObject({ tool: "create_issue", arguments: { title: "Printer on fire" } });
+    expect(calls[0].result).toContain("#77");
+    await h.call("DELETE", `/api/integrations-base/${gh.body.data.id}`, { token: jwt });
+  } finally {
+    forge.stop(true);
+  }
+});
