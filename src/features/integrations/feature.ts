@@ -9,6 +9,8 @@ import type { WorkflowFeature } from "../workflows/feature";
 import { gitea, github } from "./connectors/git-forges";
 import { gitlab } from "./connectors/gitlab";
 import { slackConnector } from "./connectors/slack";
+import { jira } from "./connectors/jira";
+import { mattermost } from "./connectors/mattermost";
 import { createIntegrationsService, type IntegrationsService } from "./service";
 import { createCommunicators } from "./communicators";
 import type { Logger } from "../../platform/log";
@@ -17,7 +19,7 @@ import type { AgentsService } from "../agents/service";
 import { integrationNode, integrationToolProvider } from "./tools";
 
 export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature }) {
-  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, slackConnector] });
+  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost] });
   d.tools.addProvider(integrationToolProvider(service, d.workflow.allow));
   d.workflow.registry.add(integrationNode(service, d.workflow.allow));
   return service;
