@@ -15,7 +15,7 @@ beforeAll(async () => {
     hostname: "127.0.0.1",
     async fetch(req) {
       const url = new URL(req.url);
-      const body = req.method === "POST" ? await req.json() : undefined;
+      const body: any = req.method === "POST" ? await req.json() : undefined;
       seen.push({ path: url.pathname + url.search, auth: req.headers.get("authorization"), body });
       if (url.pathname === "/rest/api/2/search") {
         const startAt = Number(url.searchParams.get("startAt"));
