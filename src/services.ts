@@ -170,7 +170,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     tokens,
     preferences,
     managementTools: integrationManagementTools(integrations),
-    integrationsOf: (p) => integrations.effective(p.productId, p.organizationId).map((i) => ({ title: i.title, type: i.type, scope: i.scope, tools: integrations.connector(i.type)?.tools.map((x) => x.name) ?? [] })),
+    integrationsOf: (p) => integrations.effective(p.productId, p.organizationId).map((i) => ({ title: i.title, type: i.type, scope: i.scope, tools: integrations.toolsOf(i).map((x) => x.name) })),
   });
   integrations.onChange((c) => mcp.gateway.toolsChanged(c.productId ? { productId: c.productId } : { organizationId: c.organizationId }));
 

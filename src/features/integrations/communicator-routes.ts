@@ -12,7 +12,7 @@ export function communicatorRoutes(communicators: Communicators) {
     async ({ params, body, request }) => {
       // No `auth` option: Slack's signature over the raw body is the credential.
       const payload = (await readPending(body)) as Record<string, unknown>;
-      const r = communicators.slack(params.id, request.headers, requestMeta(request).rawBody ?? new Uint8Array(), payload);
+      const r = communicators.receive(params.id, request.headers, requestMeta(request).rawBody ?? new Uint8Array(), payload);
       if (r.queued) communicators.wake();
       if (r.challenge !== undefined) return { challenge: r.challenge };
       return { success: true as const, message: r.queued ? "Accepted; the answer follows in the thread" : "Ignored" };
@@ -22,7 +22,7 @@ export function communicatorRoutes(communicators: Communicators) {
       response: { 200: t.Union([t.Object({ challenge: t.String() }), t.Object({ success: t.Literal(true), message: t.String() })]), ...errors(400, 401, 404) },
       detail: {
         tags: ["Webhooks"],
-        summary: "Slack Events API deliveries for a slack integration (signing secret v0 checked; url_verification answered)",
+        summary: "Deliveries of a communicator: Slack Events API (signing secret v0; url_verification answered) or a Mattermost outgoing webhook (its token)",
         description: "Set this URL as the Request URL of your Slack app's Event Subscriptions (message.channels, app_mention). Acknowledged at once; the answer of the integration's agent (config.agent_id) is posted in the message's thread.",
         security: [],
       },

@@ -73,17 +73,40 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
       text = ended.status === "succeeded" ? (out?.text ?? JSON.stringify(out)) : `Sorry, I could not answer (${ended.error ?? ended.status}).`;
     }
     if (signal.aborted) return;
-    const send = service.connector("slack")!.tools.find((t) => t.name === "send_message")!;
-    await send.run({ channel: m.channel, text, thread_ts: m.threadTs }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
+    const send = service.toolsOf(row).find((t) => t.name === "send_message")!;
+    // The reply goes in the message's thread: thread_ts on Slack, root_id on Mattermost.
+    const thread = row.type === "slack" ? { thread_ts: m.threadTs } : { root_id: m.threadTs };
+    await send.run({ channel: m.channel, text, ...thread }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
   };
 
   deps.jobs.register(COMMUNICATOR_JOB, (payload: SlackMessage, ctx) => answer(payload, ctx.signal), { concurrency: 2 });
 
+  /** Stores the message as a durable job unless its event id was taken before (a retried delivery). */
+  const queue = (row: typeof integrations.$inferSelect, eventId: string, message: Omit<SlackMessage, "integrationId">) =>
+    db.transaction((tx) => {
+      const fresh = tx.insert(communicatorEvents).values({ integrationId: row.id, eventId, receivedAt: new Date(clock.now()) }).onConflictDoNothing().returning().all();
+      if (fresh.length === 0) return { queued: false };
+      deps.jobs.enqueue(COMMUNICATOR_JOB, { integrationId: row.id, ...message } satisfies SlackMessage, { tx, group: row.productId ?? row.organizationId });
+      return { queued: true };
+    });
+
+  /** A Mattermost outgoing webhook (Content Type: application/json): its token checked, the post queued. */
+  const mattermost = (row: typeof integrations.$inferSelect, body: Record<string, any>) => {
+    const expected = service.credentialsOf(row).webhook_token;
+    const token = String(body.token ?? "");
+    if (typeof expected !== "string" || token.length !== expected.length || !timingSafeEqual(Buffer.from(token), Buffer.from(expected))) throw unauthorized("Mattermost outgoing-webhook token does not match");
+    if (typeof body.post_id !== "string" || typeof body.channel_id !== "string" || typeof body.text !== "string") throw invalid("Not a Mattermost outgoing-webhook post");
+    const trigger = String(body.trigger_word ?? "");
+    const text = (trigger && body.text.startsWith(trigger) ? body.text.slice(trigger.length) : body.text).trim();
+    return queue(row, body.post_id, { channel: body.channel_id, text, threadTs: body.root_id || body.post_id });
+  };
+
   return {
-    /** One Slack Events API delivery: verified, then answered (url_verification) or queued durably. */
-    slack(integrationId: string, headers: Headers, raw: Uint8Array, body: Record<string, any>): { challenge?: string; queued: boolean } {
+    /** One delivery of a communicator: verified, then answered (Slack url_verification) or queued durably. */
+    receive(integrationId: string, headers: Headers, raw: Uint8Array, body: Record<string, any>): { challenge?: string; queued: boolean } {
       const row = db.select().from(integrations).where(eq(integrations.id, integrationId.toLowerCase())).get();
-      if (!row || row.type !== "slack" || row.status !== "active") throw notFound("Communicator");
+      if (!row || (row.type !== "slack" && row.type !== "mattermost") || row.status !== "active") throw notFound("Communicator");
+      if (row.type === "mattermost") return mattermost(row, body);
       const secret = service.credentialsOf(row).signing_secret;
       if (typeof secret !== "string") throw unauthorized("This Slack integration has no signing_secret in its credentials");
       verifySlack(secret, headers, raw);
@@ -92,13 +115,7 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
       const e = body.event ?? {};
       // Bots (Hearth's own replies included) and edits are not questions.
       if ((e.type !== "message" && e.type !== "app_mention") || e.bot_id || e.subtype || typeof e.text !== "string" || !e.channel) return { queued: false };
-      return db.transaction((tx) => {
-        const fresh = tx.insert(communicatorEvents).values({ integrationId: row.id, eventId: body.event_id, receivedAt: new Date(clock.now()) }).onConflictDoNothing().returning().all();
-        if (fresh.length === 0) return { queued: false };
-        const text = e.text.replace(/<@[A-Z0-9]+>\s*/g, "").trim();
-        deps.jobs.enqueue(COMMUNICATOR_JOB, { integrationId: row.id, channel: e.channel, text, threadTs: e.thread_ts ?? e.ts } satisfies SlackMessage, { tx, group: row.productId ?? row.organizationId });
-        return { queued: true };
-      });
+      return queue(row, body.event_id, { channel: e.channel, text: e.text.replace(/<@[A-Z0-9]+>\s*/g, "").trim(), threadTs: e.thread_ts ?? e.ts });
     },
     wake: () => deps.jobs.wake(),
   };

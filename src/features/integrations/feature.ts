@@ -11,6 +11,7 @@ import { gitlab } from "./connectors/gitlab";
 import { slackConnector } from "./connectors/slack";
 import { jira } from "./connectors/jira";
 import { mattermost } from "./connectors/mattermost";
+import { httpService } from "./connectors/http-service";
 import { createIntegrationsService, type IntegrationsService } from "./service";
 import { createCommunicators } from "./communicators";
 import type { Logger } from "../../platform/log";
@@ -19,7 +20,7 @@ import type { AgentsService } from "../agents/service";
 import { integrationNode, integrationToolProvider } from "./tools";
 
 export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature }) {
-  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost] });
+  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost, httpService] });
   d.tools.addProvider(integrationToolProvider(service, d.workflow.allow));
   d.workflow.registry.add(integrationNode(service, d.workflow.allow));
   return service;

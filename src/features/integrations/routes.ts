@@ -17,7 +17,7 @@ export function integrationRoutes(auth: AuthPlugin, service: IntegrationsService
     status: r.status,
     config: r.config,
     has_credentials: r.credentials !== null,
-    tools: service.connector(r.type)?.tools.map((x) => x.name) ?? [],
+    tools: service.toolsOf(r).map((x) => x.name),
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   });

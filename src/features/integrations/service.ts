@@ -68,6 +68,11 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     /** The effective set of a workspace the caller may see (404 otherwise). */
     effectiveFor: (p: Principal, productId: string) => effective(workspaces.requireVisible(p, productId).id, p.organizationId),
     connector: (type: string) => connectors.get(type)?.c,
+    /** An integration's tools: its type's, or those its config describes (http). */
+    toolsOf(row: Pick<IntegrationRow, "type" | "config">) {
+      const c = connectors.get(row.type)?.c;
+      return c ? (c.toolsFor?.(row.config) ?? c.tools) : [];
+    },
     onChange: (l: (c: Change) => void) => void listeners.add(l),
     credentialsOf: (row: IntegrationRow) => (row.credentials ? box.open<Record<string, unknown>>(row.credentials) : {}),
 

@@ -8,9 +8,7 @@ import type { IntegrationRow, IntegrationsService } from "./service";
 
 export function integrationToolProvider(service: IntegrationsService, allow: AllowList) {
   const toolsOf = (row: IntegrationRow): ToolDef<any>[] => {
-    const c = service.connector(row.type);
-    if (!c) return [];
-    return c.tools.map((tool) => ({
+    return service.toolsOf(row).map((tool) => ({
       name: tool.name,
       description: `${tool.description} Integration: "${row.title}" (${row.type}).`,
       input: tool.input,
@@ -39,8 +37,9 @@ export function integrationNode(service: IntegrationsService, allow: AllowList):
       const active = service.effective(ctx.productId, ctx.organizationId);
       const row = c.integration_id ? active.find((r) => r.id === c.integration_id) : active.find((r) => r.type === c.type);
       if (!row) throw new Error(c.integration_id ? `integration ${c.integration_id} is not active in this workspace` : `no active ${c.type} integration in this workspace`);
-      const tool = service.connector(row.type)?.tools.find((x) => x.name === c.action);
-      if (!tool) throw new Error(`${row.type} has no action "${c.action}"; it has: ${service.connector(row.type)?.tools.map((x) => x.name).join(", ")}`);
+      const tools = service.toolsOf(row);
+      const tool = tools.find((x) => x.name === c.action);
+      if (!tool) throw new Error(`${row.type} has no action "${c.action}"; it has: ${tools.map((x) => x.name).join(", ")}`);
       const result = await tool.run(c.arguments ?? {}, { config: row.config, credentials: service.credentialsOf(row), signal: ctx.signal, allow });
       return { output: result.data };
     },

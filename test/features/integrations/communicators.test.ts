@@ -90,3 +90,41 @@ test("an agent calls an integration tool through the tool loop", async () => {
     forge.stop(true);
   }
 });
+
+test("mattermost: an outgoing webhook with the right token is answered in the post's thread; a wrong token is 401", async () => {
+  const mm = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: async (req) => Response.json({ id: "reply1", ...((await req.json()) as object) }, { status: 201 }) });
+  try {
+    const agent = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "mm helper", system_prompt: "Help.", tools: [] } })).body.data;
+    const i = (await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Chat", type: "mattermost", product_id: ws, config: { base_url: mm.url.origin, agent_id: agent.id }, credentials: { bot_token: "mm-bot", webhook_token: "hook-token-123" } } })).body.data;
+    fake.respond = (r) => `MM answer: ${r.messages.at(-1)?.content}`;
+    const post = { token: "hook-token-123", team_id: "t1", channel_id: "ch9", post_id: "p1", user_name: "ada", text: "hearth what is our SLA?", trigger_word: "hearth" };
+    expect((await h.call("POST", `/api/communicator/webhook/${i.id}`, { body: { ...post, token: "wrong-token-xyz" } })).status).toBe(401);
+    const ok = await h.call("POST", `/api/communicator/webhook/${i.id}`, { body: post });
+    expect(ok.status).toBe(200);
+    expect((await h.call("POST", `/api/communicator/webhook/${i.id}`, { body: post })).body.message).toBe("Ignored");
+    await h.services.jobs.idle();
+    const runs = (await h.call("GET", `/api/agent-base/${agent.id}/executions`, { token: jwt })).body.data;
+    expect(runs).toHaveLength(1);
+    expect(runs[0].output.text).toBe("MM answer: what is our SLA?");
+  } finally {
+    mm.stop(true);
+  }
+});
+
+test("http: a generic REST service's operations become tools", async () => {
+  const svc = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => Response.json({ path: new URL(req.url).pathname, q: new URL(req.url).searchParams.get("verbose"), auth: req.headers.get("authorization") }) });
+  try {
+    const i = await h.call("POST", "/api/integrations-base", {
+      token: jwt,
+      body: { title: "CMDB", type: "http", product_id: ws, config: { base_url: svc.url.origin, name: "CMDB", operations: [{ name: "get_host", description: "One host of the CMDB", method: "GET", path: "/hosts/{id}" }] }, credentials: { bearer_token: "cmdb-key" } },
+    });
+    expect(i.body.data.tools).toEqual(["get_host"]);
+    const r = await h.call("POST", "/api/nodes/execute", { token: jwt, body: { type: "integration", config: { type: "http", action: "get_host", arguments: { id: "web 1", query: { verbose: "1" } } }, product_id: ws } });
+    await h.services.workflow.engine.until(r.body.data.execution_id);
+    const s = (await h.call("GET", `/api/nodes/status/${r.body.data.id}`, { token: jwt })).body.data;
+    expect(s.output).toEqual({ path: "/hosts/web%201", q: "1", auth: "Bearer cmdb-key" });
+    await h.call("DELETE", `/api/integrations-base/${i.body.data.id}`, { token: jwt });
+  } finally {
+    svc.stop(true);
+  }
+});

@@ -25,6 +25,8 @@ export interface Connector {
   config: TSchema;
   credentials: TSchema;
   tools: ConnectorTool[];
+  /** Tools that depend on an integration's config (the generic http service's operations). */
+  toolsFor?(config: Record<string, unknown>): ConnectorTool[];
 }
 
 const MAX_BYTES = 5 * 1024 * 1024;
