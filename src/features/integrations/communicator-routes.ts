@@ -7,7 +7,23 @@ import { errors, Uuid } from "../../platform/http/schemas";
 import type { Communicators } from "./communicators";
 
 export function communicatorRoutes(communicators: Communicators) {
-  return new Elysia().post(
+  return new Elysia()
+    .post(
+      "/api/communicator/botframework/:id/messages",
+      async ({ params, body, request }) => {
+        // No `auth` option: the activity's JWT, checked against the integration's keys, is the credential.
+        const activity = (await readPending(body)) as Record<string, unknown>;
+        const r = await communicators.botframework(params.id, request.headers.get("authorization"), activity);
+        if (r.queued) communicators.wake();
+        return { success: true as const, message: r.queued ? "Accepted; the answer follows in the conversation" : "Ignored" };
+      },
+      {
+        params: t.Object({ id: Uuid }),
+        response: { 200: t.Object({ success: t.Literal(true), message: t.String() }), ...errors(400, 401, 404) },
+        detail: { tags: ["Webhooks"], summary: "Bot Framework activities for a teams integration (JWT verified with the integration's jwks or signing secret)", security: [] },
+      },
+    )
+    .post(
     "/api/communicator/webhook/:id",
     async ({ params, body, request }) => {
       // No `auth` option: Slack's signature over the raw body is the credential.

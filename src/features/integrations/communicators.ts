@@ -16,6 +16,7 @@ import { ENDED, type WorkflowEngine } from "../workflows/engine/engine";
 import type { IntegrationsService } from "./service";
 import { communicatorEvents, integrations } from "./table";
 import { eq } from "drizzle-orm";
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 
 export const COMMUNICATOR_JOB = "communicator.message";
 const WINDOW_S = 5 * 60;
@@ -26,6 +27,8 @@ interface SlackMessage {
   channel: string;
   text: string;
   threadTs: string;
+  /** Bot Framework: where the reply goes (from the verified activity). */
+  serviceUrl?: string;
 }
 
 export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; jobs: JobQueue; integrations: IntegrationsService; agents: AgentsService; executions: ExecutionsService; engine: WorkflowEngine; allow: AllowList; organizationOf(productId: string): string | undefined }) {
@@ -75,7 +78,7 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     if (signal.aborted) return;
     const send = service.toolsOf(row).find((t) => t.name === "send_message")!;
     // The reply goes in the message's thread: thread_ts on Slack, root_id on Mattermost.
-    const thread = row.type === "slack" ? { thread_ts: m.threadTs } : { root_id: m.threadTs };
+    const thread = row.type === "slack" ? { thread_ts: m.threadTs } : row.type === "teams" ? { reply_to_id: m.threadTs, service_url: m.serviceUrl } : { root_id: m.threadTs };
     await send.run({ channel: m.channel, text, ...thread }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
   };
 
@@ -101,7 +104,27 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     return queue(row, body.post_id, { channel: body.channel_id, text, threadTs: body.root_id || body.post_id });
   };
 
+  /** A Bot Framework activity: its JWT verified with the integration's keys, its message queued. */
+  const botframework = async (integrationId: string, authorization: string | null, activity: Record<string, any>) => {
+    const row = db.select().from(integrations).where(eq(integrations.id, integrationId.toLowerCase())).get();
+    if (!row || row.type !== "teams" || row.status !== "active") throw notFound("Communicator");
+    const creds = service.credentialsOf(row) as { jwks?: JSONWebKeySet; signing_secret?: string };
+    const token = /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1];
+    if (!token) throw unauthorized("Bot Framework activities carry Authorization: Bearer <JWT>");
+    const key = creds.jwks ? createLocalJWKSet(creds.jwks) : creds.signing_secret ? new TextEncoder().encode(creds.signing_secret) : undefined;
+    if (!key) throw unauthorized("This Teams integration has no jwks or signing_secret to verify activities");
+    try {
+      await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], { audience: String(row.config.app_id), currentDate: new Date(clock.now()), clockTolerance: 300 });
+    } catch (e) {
+      throw unauthorized(`Bot Framework token refused: ${(e as Error).message}`);
+    }
+    if (activity.type !== "message" || typeof activity.text !== "string" || !activity.conversation?.id || typeof activity.id !== "string") return { queued: false };
+    return queue(row, activity.id, { channel: activity.conversation.id, text: activity.text.replace(/<at>[^<]*<\/at>\s*/g, "").trim(), threadTs: activity.id, serviceUrl: activity.serviceUrl });
+  };
+
   return {
+    botframework,
+
     /** One delivery of a communicator: verified, then answered (Slack url_verification) or queued durably. */
     receive(integrationId: string, headers: Headers, raw: Uint8Array, body: Record<string, any>): { challenge?: string; queued: boolean } {
       const row = db.select().from(integrations).where(eq(integrations.id, integrationId.toLowerCase())).get();

@@ -12,6 +12,7 @@ import { slackConnector } from "./connectors/slack";
 import { jira } from "./connectors/jira";
 import { mattermost } from "./connectors/mattermost";
 import { httpService } from "./connectors/http-service";
+import { teams } from "./connectors/teams";
 import { createIntegrationsService, type IntegrationsService } from "./service";
 import { createCommunicators } from "./communicators";
 import type { Logger } from "../../platform/log";
@@ -20,7 +21,7 @@ import type { AgentsService } from "../agents/service";
 import { integrationNode, integrationToolProvider } from "./tools";
 
 export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature }) {
-  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost, httpService] });
+  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost, teams, httpService] });
   d.tools.addProvider(integrationToolProvider(service, d.workflow.allow));
   d.workflow.registry.add(integrationNode(service, d.workflow.allow));
   return service;

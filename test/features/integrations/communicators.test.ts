@@ -128,3 +128,27 @@ test("http: a generic REST service's operations become tools", async () => {
     svc.stop(true);
   }
 });
+
+test("teams: a Bot Framework activity with a valid JWT is answered at its serviceUrl; a bad or missing token is 401", async () => {
+  const { SignJWT } = await import("jose");
+  const replies: { path: string; auth: string | null; body: any }[] = [];
+  const connector = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: async (req) => (replies.push({ path: new URL(req.url).pathname, auth: req.headers.get("authorization"), body: await req.json() }), Response.json({ id: "act-reply" }, { status: 201 })) });
+  try {
+    const secret = "teams-signing-secret-0123456789";
+    const agent = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "teams helper", system_prompt: "Help.", tools: [] } })).body.data;
+    const i = (await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Teams", type: "teams", product_id: ws, config: { app_id: "app-123", agent_id: agent.id }, credentials: { access_token: "bf-token", signing_secret: secret } } })).body.data;
+    fake.respond = (r) => `Teams answer: ${r.messages.at(-1)?.content}`;
+    const sign = (aud: string, key = secret) => new SignJWT({ serviceurl: connector.url.origin }).setProtectedHeader({ alg: "HS256" }).setAudience(aud).setIssuedAt(Math.floor(h.clock.now() / 1000)).setExpirationTime(Math.floor(h.clock.now() / 1000) + 600).sign(new TextEncoder().encode(key));
+    const activity = { type: "message", id: "act-1", text: "<at>Hearth</at> status of the VPN?", conversation: { id: "conv-7" }, serviceUrl: connector.url.origin, from: { id: "u1" } };
+    const post = (token?: string) => h.call("POST", `/api/communicator/botframework/${i.id}/messages`, { body: activity, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    expect((await post()).status).toBe(401);
+    expect((await post(await sign("other-app"))).status).toBe(401);
+    expect((await post(await sign("app-123", "a-different-secret-0123456789"))).status).toBe(401);
+    expect((await post(await sign("app-123"))).status).toBe(200);
+    await h.services.jobs.idle();
+    for (let k = 0; k < 100 && replies.length === 0; k++) await Bun.sleep(20);
+    expect(replies[0]).toMatchObject({ path: "/v3/conversations/conv-7/activities/act-1", auth: "Bearer bf-token", body: { type: "message", text: "Teams answer: status of the VPN?", replyToId: "act-1" } });
+  } finally {
+    connector.stop(true);
+  }
+});
