@@ -56,7 +56,7 @@ export function createApp(s: Services) {
     .use(triggerRoutes(auth, { triggers: s.workflow.triggers }))
     .use(webhookRoutes({ webhooks: s.workflow.webhooks, limiter: s.workflow.webhookLimiter }))
     .use(agentRoutes(auth, s.agents))
-    .use(integrationRoutes(auth, s.integrations))
+    .use(integrationRoutes(auth, s.integrations, s.workflow.allow))
     .use(communicatorRoutes(s.communicators))
     .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
 }

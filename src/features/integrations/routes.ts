@@ -2,12 +2,13 @@
 // workspace (shadow rule), the organization's active ones, and the connector types.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { AllowList } from "../../platform/net/safe-fetch";
 import { pageWindow } from "../../platform/http/pagination";
 import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas";
 import { CreateIntegrationBody, Integration, IntegrationQuery, IntegrationType, UpdateIntegrationBody } from "./model";
 import type { IntegrationRow, IntegrationsService } from "./service";
 
-export function integrationRoutes(auth: AuthPlugin, service: IntegrationsService) {
+export function integrationRoutes(auth: AuthPlugin, service: IntegrationsService, allow: AllowList) {
   const view = (r: IntegrationRow) => ({
     id: r.id,
     title: r.title,
@@ -72,6 +73,14 @@ export function integrationRoutes(auth: AuthPlugin, service: IntegrationsService
       response: { 200: One, ...errors(400, 401, 403, 404, 422, 429) },
       detail: { summary: "Update; credentials activate a template" },
     })
+    .post(
+      "/api/integrations-base/:id/test",
+      async ({ principal, params, request }) => {
+        const r = await service.test(principal, params.id, request.signal, allow);
+        return { success: true as const, message: r.message, data: { ok: r.ok } };
+      },
+      { auth: "any", params: IdParams, response: { 200: ok(t.Object({ ok: t.Boolean() })), ...errors(401, 403, 404, 422, 429) }, detail: { summary: "Check an integration's config and credentials against its service (an addition)" } },
+    )
     .delete("/api/integrations-base/:id", ({ principal, params }) => ({ success: true as const, message: "Integration deleted", data: { id: service.remove(principal, params.id).id } }), {
       auth: "any",
       params: IdParams,

@@ -12,6 +12,7 @@ import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { SecretBox } from "../../platform/secrets";
 import type { WorkspacesService } from "../workspaces/service";
 import type { Connector } from "./connectors/connector";
+import type { AllowList } from "../../platform/net/safe-fetch";
 import { integrations } from "./table";
 
 export type IntegrationRow = typeof integrations.$inferSelect;
@@ -133,6 +134,20 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       db.update(integrations).set(next).where(eq(integrations.id, row.id)).run();
       changed(row);
       return { ...row, ...next };
+    },
+
+    /** Proves an integration's config and credentials against its service: a line on success, the service's error otherwise. */
+    async test(p: Principal, id: string, signal: AbortSignal, allow: AllowList): Promise<{ ok: boolean; message: string }> {
+      const row = requireIntegration(p, id);
+      requireManager(p, row);
+      if (!row.credentials) return { ok: false, message: "A template has no credentials to check; give it credentials first" };
+      const c = connector(row.type).c;
+      if (!c.check) return { ok: true, message: `${row.type} integrations cannot be checked without a real call; their tools will tell` };
+      try {
+        return { ok: true, message: await c.check({ config: row.config, credentials: box.open(row.credentials), signal, allow }) };
+      } catch (e) {
+        return { ok: false, message: (e as Error).message };
+      }
     },
 
     remove(p: Principal, id: string): IntegrationRow {

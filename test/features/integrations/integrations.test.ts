@@ -3,7 +3,7 @@
 // client code against loopback fakes of GitHub, Gitea, GitLab and Slack, the integration node,
 // and MCP: integration tools, collisions with _integration, list_changed, SYSTEM-only management.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -29,6 +29,7 @@ beforeAll(async () => {
       const body = req.method === "POST" ? await req.json() : undefined;
       seen.push({ path: url.pathname + url.search, auth: req.headers.get("authorization") ?? req.headers.get("private-token"), body });
       const issue = (n: number) => ({ number: n, iid: n, title: `Issue ${n}`, state: "open", html_url: `http://x/${n}`, web_url: `http://x/${n}`, user: { login: "ada" }, labels: [] });
+      if (url.pathname === "/repos/acme/api") return req.headers.get("authorization") === `Bearer ${SECRET}` ? Response.json({ full_name: "acme/api" }) : Response.json({ message: "Bad credentials" }, { status: 401 });
       if (url.pathname === "/repos/acme/api/issues" && req.method === "GET") {
         const page = Number(url.searchParams.get("page") ?? 1);
         const link = page === 1 ? `<${url.origin}/repos/acme/api/issues?state=open&per_page=2&page=2>; rel="next"` : "";
@@ -114,17 +115,32 @@ describe("types, scope, shadow rule", () => {
     await h.call("DELETE", `/api/integrations-base/${mine.body.data.id}`, { token: system });
   });
 
-  test("credentials are sealed: the secret's bytes are not in the database file", async () => {
+  test("credentials are sealed: the secret's bytes appear nowhere in the data dir, nor in a backup", async () => {
     const r = await create({ ...gh("sealed"), product_id: ws });
-    h.services.storage.sqlite.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    const file = readFileSync(join(h.dataDir, "hearth.db"));
-    expect(file.includes(Buffer.from(SECRET))).toBe(false);
-    expect(file.includes(Buffer.from("sealed"))).toBe(true);
+    const backup = join(h.dataDir, "copy.db");
+    await h.services.backup(backup);
+    const files = readdirSync(h.dataDir, { recursive: true, withFileTypes: true }).filter((f) => f.isFile());
+    expect(files.length).toBeGreaterThan(2);
+    for (const f of files) expect(readFileSync(join(f.parentPath, f.name)).includes(Buffer.from(SECRET))).toBe(false);
+    expect(readFileSync(backup).includes(Buffer.from("sealed"))).toBe(true);
     await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
   });
 });
 
 describe("connectors through their real client code", () => {
+  test("POST /test checks config and credentials against the service", async () => {
+    const good = await create({ ...gh("checked"), product_id: ws });
+    const r = await h.call("POST", `/api/integrations-base/${good.body.data.id}/test`, { token: jwt });
+    expect(r.body).toMatchObject({ success: true, data: { ok: true } });
+    expect(r.body.message).toContain("acme/api");
+    const bad = await create({ ...gh("bad creds"), product_id: ws, credentials: { token: "nope" } });
+    const r2 = await h.call("POST", `/api/integrations-base/${bad.body.data.id}/test`, { token: jwt });
+    expect(r2.body.data.ok).toBe(false);
+    expect(r2.body.message).toMatch(/GitHub answered 401 .*Bad credentials/);
+    expect((await h.call("POST", `/api/integrations-base/${bad.body.data.id}/test`, { token: user })).status).toBe(403);
+    for (const x of [good, bad]) await h.call("DELETE", `/api/integrations-base/${x.body.data.id}`, { token: jwt });
+  });
+
   test("github: pages followed by Link, pull requests left out, the token sent as Bearer; create_issue posts", async () => {
     const r = await create({ ...gh("GH"), product_id: ws });
     const list = await tool(user, "list_issues", { state: "open" });

@@ -27,6 +27,8 @@ export interface Connector {
   tools: ConnectorTool[];
   /** Tools that depend on an integration's config (the generic http service's operations). */
   toolsFor?(config: Record<string, unknown>): ConnectorTool[];
+  /** One cheap authenticated read that proves config and credentials work; a line saying what it saw. */
+  check?(ctx: CallContext): Promise<string>;
 }
 
 const MAX_BYTES = 5 * 1024 * 1024;

@@ -66,6 +66,10 @@ function forge(kind: "github" | "gitea"): Connector {
     ),
     credentials: t.Object({ token: t.String({ minLength: 1, maxLength: 1000, description: "Personal access or bot token" }) }, { additionalProperties: false }),
     tools,
+    async check(ctx) {
+      const { data } = await apiCall(product, `${api(ctx.config)}/repos/${repo(ctx.config)}`, { headers: headers(ctx.credentials), signal: ctx.signal, allow: ctx.allow });
+      return `${product} repository ${(data as { full_name?: string }).full_name ?? repo(ctx.config)} is reachable with these credentials`;
+    },
   };
 }
 

@@ -9,6 +9,10 @@ export const gitlab: Connector = {
   description: "GitLab on your network (or gitlab.com): issues of one project",
   config: t.Object({ base_url: t.Optional(t.String({ description: "Server root, e.g. https://gitlab.internal (default https://gitlab.com)" })), project: t.String({ minLength: 1, maxLength: 300, description: "Project id or path (group/name)" }) }, { additionalProperties: false }),
   credentials: t.Object({ token: t.String({ minLength: 1, maxLength: 1000, description: "Personal, project or group access token" }) }, { additionalProperties: false }),
+  async check(ctx) {
+    const { data } = await apiCall("GitLab", `${baseUrl(ctx.config, "https://gitlab.com")}/api/v4/projects/${encodeURIComponent(String(ctx.config.project))}`, { headers: { "private-token": String(ctx.credentials.token) }, signal: ctx.signal, allow: ctx.allow });
+    return `GitLab project ${(data as { path_with_namespace?: string }).path_with_namespace ?? ctx.config.project} is reachable with these credentials`;
+  },
   tools: [
     {
       name: "list_issues",

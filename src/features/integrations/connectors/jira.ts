@@ -17,6 +17,10 @@ export const jira: Connector = {
     t.Object({ token: t.String({ minLength: 1, maxLength: 1000, description: "Personal access token (Data Center)" }) }, { additionalProperties: false }),
     t.Object({ email: t.String({ minLength: 3 }), api_token: t.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
   ]),
+  async check(ctx) {
+    const { data } = await call(ctx, "/myself");
+    return `Jira answers as ${(data as { displayName?: string; name?: string }).displayName ?? (data as { name?: string }).name ?? "this user"}`;
+  },
   tools: [
     {
       name: "search_tickets",

@@ -8,6 +8,10 @@ export const mattermost: Connector = {
   description: "Mattermost on your network: post messages (and thread replies), list a team's channels",
   config: t.Object({ base_url: t.String({ minLength: 1, description: "e.g. https://chat.internal" }), team_id: t.Optional(t.String({ minLength: 1, maxLength: 64 })), agent_id: t.Optional(t.String({ format: "uuid" })) }, { additionalProperties: false }),
   credentials: t.Object({ bot_token: t.String({ minLength: 1, maxLength: 1000 }), webhook_token: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "The outgoing webhook's token (communicator)" })) }, { additionalProperties: false }),
+  async check(ctx) {
+    const { data } = await apiCall("Mattermost", `${baseUrl(ctx.config, "")}/api/v4/users/me`, { headers: { authorization: `Bearer ${ctx.credentials.bot_token}` }, signal: ctx.signal, allow: ctx.allow });
+    return `Mattermost answers as ${(data as { username?: string }).username ?? "the bot"}`;
+  },
   tools: [
     {
       name: "send_message",

@@ -15,6 +15,10 @@ export const slackConnector: Connector = {
   description: "Slack: post messages to channels and threads, list channels",
   config: t.Object({ base_url: t.Optional(t.String({ description: "Web API root (default https://slack.com/api)" })), agent_id: t.Optional(t.String({ format: "uuid", description: "The agent that answers messages (communicator)" })) }, { additionalProperties: false }),
   credentials: t.Object({ bot_token: t.String({ minLength: 1, maxLength: 1000 }), signing_secret: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) }, { additionalProperties: false }),
+  async check(ctx) {
+    const d = await slack("auth.test", {}, ctx);
+    return `Slack answers as ${d.user ?? "the bot"} in ${d.team ?? "its workspace"}`;
+  },
   tools: [
     {
       name: "send_message",
