@@ -10,6 +10,7 @@ import { assistantSuite } from "./assistant";
 import { transcriptionSuite } from "./transcription";
 import { hostileRequestsSuite } from "./hostile-requests";
 import { agentsSuite } from "./agents";
+import { communicatorsSuite } from "./communicators";
 import { hostileIngestSuite } from "./hostile-ingest";
 import { fairnessSuite } from "./fairness";
 import { webhooksSuite } from "./webhooks";
@@ -20,7 +21,7 @@ import { killStartedServers } from "./lib/servers";
 import type { Measurement, Suite, SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
-const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, retrievalSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite];
+const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, retrievalSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite, communicatorsSuite];
 
 const FLAGS: Record<string, string> = {
   "--list": "list the suites and exit",
