@@ -61,8 +61,18 @@ export function createWorkerClient(url: URL | string, init: unknown) {
         worker!.postMessage({ id, op, args } satisfies WorkerRequest, transfer);
       });
     },
-    async stop() {
+    /**
+     * Stops the worker once what it is doing has settled (at most `graceMs`): terminating it while
+     * ONNX Runtime creates a session aborts the whole process (a native exception in a dying thread).
+     */
+    async stop(graceMs = 10_000) {
       const w = worker;
+      if (w) {
+        const id = nextId++;
+        const settled = new Promise<void>((resolve) => pending.set(id, { resolve: () => resolve(), reject: () => resolve() }));
+        w.postMessage({ id, op: "quiesce", args: null } satisfies WorkerRequest);
+        await Promise.race([settled, Bun.sleep(graceMs)]);
+      }
       worker = undefined;
       failAll("inference worker stopped");
       w?.terminate();

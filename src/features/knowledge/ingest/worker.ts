@@ -47,6 +47,8 @@ serveWorker({
   },
 
   status: () => state,
+  // Answered after the model load has settled, so the worker is never terminated mid-load.
+  quiesce: async () => void (await loading?.catch(() => undefined)),
 
   async chunk({ sections, maxTokens }: { sections: Section[]; maxTokens: number }) {
     const embedder = await loading?.catch(() => undefined);
