@@ -11,7 +11,7 @@ import { openSession, upload, waitForEmbedder, waitReady } from "./lib/hearth-ap
 import { baseEnv, startServer, type RunningServer } from "./lib/servers";
 import { median, summarize } from "./lib/stats";
 import { measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
-import { prepareTargets } from "./lib/targets";
+import { prepareTargets, startHearth } from "./lib/targets";
 
 const SUITE = "agents";
 const EMAIL = "bench@localhost";
@@ -45,15 +45,7 @@ async function run(ctx: SuiteContext) {
   mkdirSync(dataDir);
   let hearth: RunningServer | undefined;
   try {
-    hearth = await startServer(
-      {
-        name: "hearth",
-        cmd: [...targets.hearth, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env: baseEnv({ HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_ADMIN_EMAIL: EMAIL, HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_OLLAMA_URL: ollamaUrl, HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" }),
-        cwd: ctx.root,
-      },
-      30_000,
-    );
+    hearth = await startHearth(ctx, targets, { HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: modelsDir, HEARTH_ADMIN_EMAIL: EMAIL, HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_OLLAMA_URL: ollamaUrl, HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" });
     const s = await openSession(hearth, EMAIL, password);
     await waitForEmbedder(s.base, 60_000);
     const queued = await upload(s, "handbook.md", new TextEncoder().encode(handbook(7, 10, 6)));

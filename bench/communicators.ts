@@ -7,7 +7,7 @@ import { openSession } from "./lib/hearth-api";
 import { baseEnv, startServer, type RunningServer } from "./lib/servers";
 import { summarize } from "./lib/stats";
 import { measurement, type Suite, type SuiteContext } from "./lib/suite";
-import { prepareTargets } from "./lib/targets";
+import { prepareTargets, startHearth } from "./lib/targets";
 
 const SUITE = "communicators";
 const DELIVERIES = 60;
@@ -24,15 +24,7 @@ async function run(ctx: SuiteContext) {
   mkdirSync(dataDir);
   let hearth: RunningServer | undefined;
   try {
-    hearth = await startServer(
-      {
-        name: "hearth",
-        cmd: [...targets.hearth, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env: baseEnv({ HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models"), HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_OLLAMA_URL: `http://${ollama.host}:${ollama.port}`, HEARTH_HTTP_ALLOW: "127.0.0.1", HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" }),
-        cwd: ctx.root,
-      },
-      30_000,
-    );
+    hearth = await startHearth(ctx, targets, { HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models"), HEARTH_ADMIN_PASSWORD: password, HEARTH_OFFLINE: "1", HEARTH_OLLAMA_URL: `http://${ollama.host}:${ollama.port}`, HEARTH_HTTP_ALLOW: "127.0.0.1", HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000" });
     const s = await openSession(hearth, "admin@localhost", password);
     const json = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${s.jwt}` }, body: JSON.stringify(body) });
     const agent = ((await (await fetch(`${s.base}/api/agent-base`, json({ product_id: s.productId, name: "bench", system_prompt: "Help.", tools: [] }))).json()) as { data: { id: string } }).data;

@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SuiteContext } from "./suite";
+import { baseEnv, startServer } from "./servers";
 
 export interface Targets {
   mode: "binary" | "source";
@@ -91,4 +92,9 @@ export async function prepareTargets(ctx: SuiteContext): Promise<Targets> {
   }
 
   return { mode, hearth: mode === "binary" ? [binary] : source, bare, bareMode, notes };
+}
+
+/** Starts Hearth as `targets` says, on loopback with a free port, with `env` on top of the bench's base environment. */
+export function startHearth(ctx: SuiteContext, targets: Targets, env: Record<string, string>, timeoutMs = 30_000) {
+  return startServer({ name: "hearth", cmd: [...targets.hearth, "serve", "--host", "127.0.0.1", "--port", "0"], env: baseEnv(env), cwd: ctx.root }, timeoutMs);
 }
