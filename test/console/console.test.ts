@@ -206,7 +206,7 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
 
   test("every screen fits a 360 px wide phone", async () => {
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const [label, name] of [["Knowledge", "knowledge"], ["Assistant", "chat"], ["Agents", "agents"], ["Workflows", "workflows"], ["Settings", "tokens"], ["Health", "health"]] as const) {
+    for (const [label, name] of [["Knowledge", "knowledge"], ["Assistant", "chat"], ["Agents", "agents"], ["Workflows", "workflows"], ["Settings", "tokens"], ["Transcription", "transcription"], ["Integrations", "integrations"], ["Health", "health"]] as const) {
       await go(label);
       await page.locator(".screen-title").filter({ hasText: label === "Settings" ? "Settings" : label }).waitFor();
       await page.waitForTimeout(200);
@@ -228,6 +228,9 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in" }).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem("hearth.session"))).toBeNull();
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.screenshot({ path: join(SHOTS, "sign-in-360.png") });
+    await page.setViewportSize({ width: 1440, height: 900 });
     await page.reload();
     await page.getByRole("button", { name: "Sign in" }).waitFor();
     expect(b.blocked).toEqual([]);

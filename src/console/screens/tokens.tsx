@@ -122,16 +122,16 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
   return (
     <>
       <tr>
-        <td>{t.token_name}</td>
-        <td>
+        <td data-label="Name">{t.token_name}</td>
+        <td data-label="Prefix">
           <code>{t.token_prefix}…</code>
         </td>
-        <td>{t.role}</td>
-        <td>
+        <td data-label="Role">{t.role}</td>
+        <td data-label="Status">
           <Badge value={t.status} />
         </td>
-        <td>{t.expires_at ? when(t.expires_at) : "never"}</td>
-        <td>{when(t.last_used_at)}</td>
+        <td data-label="Expires">{t.expires_at ? when(t.expires_at) : "never"}</td>
+        <td data-label="Last used">{when(t.last_used_at)}</td>
         <td class="actions">
           <Action onError={props.onError} disabled={t.status === "revoked"} confirm={`Revoke “${t.token_name}”? It stops working at once.`} run={act(() => post(`/api/api-tokens/${t.id}/revoke`))}>
             Revoke
@@ -200,7 +200,7 @@ export function Tokens() {
           <Spinner />
         ) : list.data?.length ? (
           <div class="scroll">
-            <table class="table">
+            <table class="table stack">
               <thead>
                 <tr>
                   <th>Name</th>
