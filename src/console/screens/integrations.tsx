@@ -69,6 +69,7 @@ function Create(props: { types: IntegrationType[]; onCreated: () => void }) {
       autocomplete="off"
       onSubmit={async (e) => {
         e.preventDefault();
+        const form = e.currentTarget as HTMLFormElement;
         setError(null);
         if (credentials.__invalid) return setError(new Error("The credentials are not valid JSON."));
         try {
@@ -79,7 +80,7 @@ function Create(props: { types: IntegrationType[]; onCreated: () => void }) {
           setTitle("");
           setConfig({});
           setCredentials({});
-          (e.currentTarget as HTMLFormElement).reset();
+          form.reset();
           props.onCreated();
         } catch (err) {
           setError(err);

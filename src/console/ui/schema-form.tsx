@@ -13,7 +13,7 @@ export interface Schema {
   default?: unknown;
 }
 
-const label = (name: string) => name.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+const label = (name: string) => name.replace(/_/g, " ").replace(/\burl\b/g, "URL").replace(/^./, (c) => c.toUpperCase());
 
 export function SchemaForm(props: { schema: Schema | undefined; value: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; secret?: boolean }) {
   const props_ = props.schema?.properties ?? {};
