@@ -100,13 +100,14 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
   test("documents dropped and picked are uploaded, show progress and become ready; search cites pages", async () => {
     await go("Knowledge");
     await page.getByText("Drop documents here").waitFor();
-    // Two files dropped at once, as a person drags them from a file manager.
-    await page.evaluate(() => {
+    // Two files dropped at once, as a person drags them from a file manager. (Page code is a
+    // string: this file is type-checked without the DOM library.)
+    await page.evaluate(`(() => {
       const dt = new DataTransfer();
-      dt.items.add(new File(["# Handbook\n\nBackups run every night at 02:00 and are kept for 30 days.\n"], "handbook.md", { type: "text/markdown" }));
-      dt.items.add(new File(["# Release notes\n\nVersion 2 adds the web console and error code HX-4471.\n"], "release.md", { type: "text/markdown" }));
-      document.querySelector(".drop")!.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
-    });
+      dt.items.add(new File(["# Handbook\\n\\nBackups run every night at 02:00 and are kept for 30 days.\\n"], "handbook.md", { type: "text/markdown" }));
+      dt.items.add(new File(["# Release notes\\n\\nVersion 2 adds the web console and error code HX-4471.\\n"], "release.md", { type: "text/markdown" }));
+      document.querySelector(".drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    })()`);
     const pdf = await makePdf(["Cover page of the operations guide.", "Restore a backup by copying hearth.db into the data directory."]);
     await page.setInputFiles("#kb-upload", { name: "operations.pdf", mimeType: "application/pdf", buffer: Buffer.from(pdf) });
     for (const name of ["handbook.md", "release.md", "operations.pdf"]) {
@@ -274,14 +275,12 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
       await page.locator(".screen-title").filter({ hasText: label === "Settings" ? "Settings" : label }).waitFor();
       await page.waitForTimeout(200);
       // Nothing wider than the screen (wide tables scroll inside their own box): named if it fails.
-      const tooWide = await page.evaluate(() =>
-        [...document.querySelectorAll("body *")]
-          .filter((el) => el.getBoundingClientRect().right > 361 && !el.closest(".scroll, nav"))
-          .slice(0, 5)
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className} ${(el.textContent ?? "").slice(0, 40)}`),
-      );
+      const tooWide = await page.evaluate(`[...document.querySelectorAll("body *")]
+        .filter((el) => el.getBoundingClientRect().right > 361 && !el.closest(".scroll, nav"))
+        .slice(0, 5)
+        .map((el) => el.tagName.toLowerCase() + "." + el.className + " " + (el.textContent ?? "").slice(0, 40))`);
       expect({ label, tooWide }).toEqual({ label, tooWide: [] });
-      expect({ label, width: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({ label, width: 360 });
+      expect({ label, width: await page.evaluate("document.documentElement.scrollWidth") }).toEqual({ label, width: 360 });
       await page.screenshot({ path: join(SHOTS, `${name}-360.png`), fullPage: true });
     }
     await page.setViewportSize({ width: 1440, height: 900 });
