@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { mlBuildPlugin } from "./scripts/ml-build-plugin";
+import { consoleBuildPlugin } from "./scripts/console-build-plugin";
 
 const root = import.meta.dir;
 const entry = join(root, "src/main.ts");
@@ -30,7 +31,8 @@ const started = performance.now();
 const result = await Bun.build({
   // vec0.so as an extra entry point becomes an embedded file, listed in Bun.embeddedFiles.
   entrypoints: [entry, ...workers, vec0],
-  plugins: [mlBuildPlugin],
+  // The console is built first (hashed names) and its files embedded; see the plugin.
+  plugins: [mlBuildPlugin, await consoleBuildPlugin(join(root, "dist/console"))],
   root,
   target: "bun",
   format: "esm",
@@ -45,7 +47,8 @@ const result = await Bun.build({
   },
   loader: { ".so": "file" },
   // Bun would name embedded files `vec0-<hash>.so`; native.ts looks them up by their plain name.
-  // The swagger-ui-dist assets keep their names too (they are served from fixed routes).
+  // The swagger-ui-dist assets keep their names too (they are served from fixed routes), and the
+  // console's files keep the hashed names its own build gave them.
   naming: { asset: "[name].[ext]" },
   // Only syntax is minified: Elysia reads its handlers' source to see which context they use, and
   // its reader warns on (and falls back from) whitespace- or identifier-minified functions.

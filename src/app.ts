@@ -1,10 +1,12 @@
-// createApp(services): error handler → request facts and body limits → explorer → feature routes.
+// createApp(services): error handler → request facts and body limits → explorer, console → feature routes.
 // No body is read before its caller is authenticated: parse only wraps it (PendingBody), the
 // `auth` route option reads it after the credentials and the rate limit are checked.
 import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { errorHandler } from "./platform/http/errors";
 import { explorer } from "./platform/http/explorer";
+import { consoleRoutes } from "./platform/http/console";
+import { consoleAssets } from "./platform/http/console-assets";
 import { beginRequest } from "./platform/http/request-meta";
 import { bodyTooLarge, MAX_REQUEST_BYTES, PendingBody } from "./platform/http/body";
 import { knowledgeRoutes } from "./features/knowledge/routes";
@@ -43,6 +45,7 @@ export function createApp(s: Services) {
     })
     .onParse({ as: "global" }, ({ request, contentType }) => new PendingBody(request, contentType))
     .use(explorer(s.version))
+    .use(consoleRoutes(consoleAssets))
     .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
     .use(accountRoutes(auth, s.accounts, s.activity, s.clock))
     .use(workspaceRoutes(auth, s.workspaces))

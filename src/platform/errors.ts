@@ -27,6 +27,8 @@ export class AppError extends Error {
 export const unauthorized = (message: string) => new AppError(401, "Unauthorized", message);
 export const forbidden = (message: string) => new AppError(403, "Forbidden", message);
 export const notFound = (what: string) => new AppError(404, "NotFound", `${what} not found`);
+/** An unknown path: the same JSON 404 whether Elysia found no route or the console refused the path. */
+export const noSuchEndpoint = () => new AppError(404, "NotFound", "No such endpoint; see /docs for the API");
 export const invalid = (message: string, details?: unknown) => new AppError(400, "ValidationError", message, details);
 export const unprocessable = (message: string, details?: unknown) => new AppError(422, "ValidationError", message, details);
 export const conflict = (message: string) => new AppError(409, "Conflict", message);

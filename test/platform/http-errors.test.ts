@@ -22,8 +22,10 @@ const expectError = (r: { status: number; body: any; text: string }, status: num
 };
 
 describe("routing", () => {
+  // A GET of an unknown path outside /api, /mcp, /docs and /health is a console page (single-page
+  // app, test/console/serving.test.ts); everything else unknown is the JSON 404.
   test("unknown routes are JSON 404", async () => {
-    for (const [m, p] of [["GET", "/nope"], ["POST", "/api/unknown"], ["DELETE", "/health"], ["GET", "/api/api-tokens"]]) {
+    for (const [m, p] of [["GET", "/api/nope"], ["PUT", "/nope"], ["POST", "/api/unknown"], ["DELETE", "/health"], ["GET", "/api/api-tokens"]]) {
       const r = await h.call(m!, p!, { token: jwt });
       expectError(r, 404, "NotFound");
       expect(r.headers.get("content-type")).toContain("application/json");

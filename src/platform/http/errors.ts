@@ -1,6 +1,6 @@
 // Maps every failure to the envelope of DESIGN.md: AppError first, then Elysia's own codes.
 import { Elysia, ValidationError } from "elysia";
-import { AppError, errorBody } from "../errors";
+import { AppError, errorBody, noSuchEndpoint } from "../errors";
 import type { Logger } from "../log";
 import { settleRequest } from "./request-meta";
 
@@ -26,7 +26,7 @@ export function toAppError(code: string | number, error: unknown): AppError {
   if (code === "PARSE" && (error as Error)?.cause instanceof AppError) return (error as Error).cause as AppError;
   switch (code) {
     case "NOT_FOUND":
-      return new AppError(404, "NotFound", "No such endpoint; see /docs for the API");
+      return noSuchEndpoint();
     case "PARSE":
       return new AppError(400, "ValidationError", "Request body could not be parsed; send valid JSON with Content-Type: application/json");
     case "VALIDATION": {

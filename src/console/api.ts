@@ -1,0 +1,130 @@
+// The console's only way to Hearth: its public HTTP API, with the session JWT as a bearer token.
+// Errors carry the API's own `message`; a failed connection flips `offline` until /health answers.
+import { signal } from "@preact/signals";
+
+/** sessionStorage: survives a reload of this tab, is gone when the tab closes, and is never sent
+ * by the browser on its own (unlike a cookie), so no CSRF; the strict CSP guards it from scripts. */
+const KEY = "hearth.session";
+export const token = signal<string | null>(sessionStorage.getItem(KEY));
+export const offline = signal(false);
+/** Super admins may act in another organization (X-Organization-Id). */
+export const actingOrg = signal<string | null>(sessionStorage.getItem("hearth.org"));
+
+export function setToken(value: string | null) {
+  token.value = value;
+  if (value) sessionStorage.setItem(KEY, value);
+  else sessionStorage.removeItem(KEY);
+}
+
+export function setActingOrg(id: string | null) {
+  actingOrg.value = id;
+  if (id) sessionStorage.setItem("hearth.org", id);
+  else sessionStorage.removeItem("hearth.org");
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const h: Record<string, string> = { ...extra };
+  if (token.value) h.authorization = `Bearer ${token.value}`;
+  if (actingOrg.value) h["x-organization-id"] = actingOrg.value;
+  return h;
+}
+
+let probing = false;
+/** After a failed connection, asks /health every 2 s and clears `offline` once it answers. */
+function lostConnection() {
+  offline.value = true;
+  if (probing) return;
+  probing = true;
+  const probe = () =>
+    fetch("/health", { cache: "no-store" })
+      .then(() => {
+        offline.value = false;
+        probing = false;
+      })
+      .catch(() => setTimeout(probe, 2000));
+  setTimeout(probe, 2000);
+}
+
+/** fetch() that reports a lost connection and turns a non-2xx answer into an ApiError. */
+export async function request(path: string, init: RequestInit = {}): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(path, { ...init, headers: headers((init.headers as Record<string, string>) ?? {}) });
+  } catch (err) {
+    if ((err as Error).name === "AbortError") throw err;
+    lostConnection();
+    throw new ApiError(0, "Offline", "Hearth cannot be reached. Check the connection; the console retries by itself.");
+  }
+  offline.value = false;
+  if (res.ok) return res;
+  let code = "Error";
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const body = await res.json();
+    code = body.error ?? code;
+    message = body.message ?? message;
+  } catch {}
+  // A session that expired or was refused: back to the sign-in page.
+  if (res.status === 401 && token.value && !path.startsWith("/api/auth/login")) setToken(null);
+  throw new ApiError(res.status, code, message);
+}
+
+export interface Page<T> {
+  data: T;
+  pagination?: { page: number; pageSize: number; total: number };
+  message?: string;
+}
+
+/** JSON call; answers the envelope ({data, pagination?, message?}). */
+export async function call<T = any>(method: string, path: string, body?: unknown): Promise<Page<T>> {
+  const init: RequestInit = { method };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { "content-type": "application/json" };
+  }
+  const res = await request(path, init);
+  return res.json();
+}
+
+export const get = <T = any>(path: string) => call<T>("GET", path).then((r) => r.data);
+export const post = <T = any>(path: string, body?: unknown) => call<T>("POST", path, body ?? {}).then((r) => r.data);
+export const put = <T = any>(path: string, body?: unknown) => call<T>("PUT", path, body).then((r) => r.data);
+export const del = <T = any>(path: string) => call<T>("DELETE", path).then((r) => r.data);
+
+/** Query string from defined values. */
+export function qs(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+/** Saves a response body as a file (downloads need the Authorization header, so no plain link). */
+export async function download(path: string, fallbackName: string) {
+  const res = await request(path);
+  const cd = res.headers.get("content-disposition") ?? "";
+  const name = decodeURIComponent(cd.match(/filename\*=UTF-8''([^;]+)/)?.[1] ?? cd.match(/filename="([^"]+)"/)?.[1] ?? fallbackName);
+  saveBlob(await res.blob(), name);
+}
+
+export function saveBlob(blob: Blob, name: string) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,33 @@
+// Entry point of the web console: restores the session, then shows sign-in or the app shell.
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { offline, token } from "./api";
+import { loadSession, user } from "./state";
+import { SignIn } from "./screens/sign-in";
+import { Shell } from "./screens/shell";
+import { Note, Spinner } from "./ui/kit";
+
+function App() {
+  const [restoring, setRestoring] = useState(Boolean(token.value && !user.value));
+  useEffect(() => {
+    if (!restoring) return;
+    loadSession()
+      .catch(() => {})
+      .finally(() => setRestoring(false));
+  }, []);
+  return (
+    <>
+      {offline.value && (
+        <div class="offline" role="alert">
+          Connection to Hearth lost. Retrying…
+        </div>
+      )}
+      {restoring ? <Spinner label="Restoring your session…" /> : token.value && user.value ? <Shell /> : <SignIn />}
+      <noscript>
+        <Note kind="warn">The console needs JavaScript.</Note>
+      </noscript>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,178 @@
+// Files of a knowledge base: drag-and-drop (or pick) several files, upload progress, then the
+// ingestion status polled until ready or failed; retry a failed file, download, delete.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, del, download, get, headers, request } from "../api";
+import { Action, Badge, ErrorNote, Note, Section, Spinner, bytes, useLoad } from "../ui/kit";
+import type { KnowledgeBase } from "./knowledge";
+
+interface KFile {
+  id: string;
+  name: string;
+  size: number;
+  status: "queued" | "processing" | "ready" | "failed";
+  progress: number;
+  error: string | null;
+  chunk_count: number;
+}
+
+interface Upload {
+  key: number;
+  name: string;
+  sent: number;
+  error?: string;
+}
+
+/** Multipart upload with XMLHttpRequest: fetch cannot report upload progress. */
+function upload(kbId: string, file: File, onProgress: (fraction: number) => void): Promise<KFile> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api/knowledge-base/storage/upload");
+    for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onerror = () => reject(new ApiError(0, "Offline", "The upload was interrupted: Hearth cannot be reached."));
+    xhr.onload = () => {
+      let body: any = {};
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {}
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body.data);
+      else reject(new ApiError(xhr.status, body.error ?? "Error", body.message ?? `Upload failed (${xhr.status})`));
+    };
+    const form = new FormData();
+    form.append("file", file);
+    form.append("knowledge_base_id", kbId);
+    xhr.send(form);
+  });
+}
+
+let uploadSeq = 0;
+
+export function Files(props: { kb: KnowledgeBase; onChange: () => void }) {
+  const files = useLoad(() => get<KFile[]>(`/api/knowledge-base/storage/${props.kb.id}?pageSize=100`), [props.kb.id]);
+  const [uploads, setUploads] = useState<Upload[]>([]);
+  const [over, setOver] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const picker = useRef<HTMLInputElement>(null);
+
+  // While anything is queued or processing, poll the list (each file's status and progress).
+  const busy = files.data?.some((f) => f.status === "queued" || f.status === "processing");
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setTimeout(files.reload, 700);
+    return () => clearTimeout(timer);
+  }, [files.data]);
+
+  const send = (list: FileList | File[]) => {
+    for (const file of Array.from(list)) {
+      const key = ++uploadSeq;
+      setUploads((u) => [...u, { key, name: file.name, sent: 0 }]);
+      const patch = (p: Partial<Upload>) => setUploads((u) => u.map((x) => (x.key === key ? { ...x, ...p } : x)));
+      upload(props.kb.id, file, (sent) => patch({ sent })).then(
+        () => {
+          setUploads((u) => u.filter((x) => x.key !== key));
+          files.reload();
+          props.onChange();
+        },
+        (err: Error) => patch({ error: err.message }),
+      );
+    }
+  };
+
+  const retry = async (f: KFile) => {
+    // Re-ingest the stored bytes: fetch them back and replace the file's content with them.
+    const blob = await (await request(`/api/knowledge-base/storage/file/${f.id}/download`)).blob();
+    const form = new FormData();
+    form.append("file", new File([blob], f.name));
+    await request(`/api/knowledge-base/storage/file/${f.id}`, { method: "PUT", body: form });
+    files.reload();
+  };
+
+  return (
+    <Section title={`Files of ${props.kb.name}`}>
+      <div
+        class={`drop ${over ? "drop-over" : ""}`}
+        onDragOver={(e) => (e.preventDefault(), setOver(true))}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          if (e.dataTransfer?.files.length) send(e.dataTransfer.files);
+        }}
+      >
+        <p>Drop documents here (PDF, DOCX, CSV, TXT, MD, JSON, XML; up to 50 MB each)</p>
+        <label class="button" for="kb-upload">
+          Choose files…
+        </label>
+        <input
+          id="kb-upload"
+          ref={picker}
+          class="sr-only"
+          type="file"
+          multiple
+          onChange={(e) => {
+            if (e.currentTarget.files) send(e.currentTarget.files);
+            e.currentTarget.value = "";
+          }}
+        />
+      </div>
+      {uploads.map((u) => (
+        <div class="upload" key={u.key}>
+          <span>{u.name}</span>
+          {u.error ? <Note kind="error">{u.error}</Note> : <progress max={1} value={u.sent} aria-label={`Uploading ${u.name}`} />}
+          {u.error && (
+            <button type="button" onClick={() => setUploads((x) => x.filter((y) => y.key !== u.key))}>
+              Dismiss
+            </button>
+          )}
+        </div>
+      ))}
+      <ErrorNote error={error || files.error} />
+      {files.loading && !files.data ? (
+        <Spinner />
+      ) : files.data?.length ? (
+        <ul class="files">
+          {files.data.map((f) => (
+            <li key={f.id} data-status={f.status}>
+              <div class="file-head">
+                <strong>{f.name}</strong>
+                <Badge value={f.status} />
+                <span class="muted">
+                  {bytes(f.size)}
+                  {f.status === "ready" ? `, ${f.chunk_count} passage${f.chunk_count === 1 ? "" : "s"}` : ""}
+                </span>
+              </div>
+              {(f.status === "queued" || f.status === "processing") && (
+                <progress max={1} value={f.progress} aria-label={`Processing ${f.name}`} />
+              )}
+              {f.error && <Note kind="error">{f.error}</Note>}
+              <div class="actions">
+                {f.status === "failed" && (
+                  <Action onError={setError} run={() => retry(f)}>
+                    Retry
+                  </Action>
+                )}
+                <Action onError={setError} run={() => download(`/api/knowledge-base/storage/file/${f.id}/download`, f.name)}>
+                  Download
+                </Action>
+                <Action
+                  class="danger"
+                  onError={setError}
+                  confirm={`Delete “${f.name}” with its passages?`}
+                  run={async () => {
+                    await del(`/api/knowledge-base/storage/file/${f.id}`);
+                    files.reload();
+                    props.onChange();
+                  }}
+                >
+                  Delete
+                </Action>
+              </div>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <Note>No files yet.</Note>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,81 @@
+// Workspace settings: the API Tokens tab (spec §5 rule 9) and the workspaces of the organization.
+import { useState } from "preact/hooks";
+import { post, put } from "../api";
+import { follow, path } from "../router";
+import { chooseWorkspace, loadSession, workspace } from "../state";
+import { Action, ErrorNote, Field, Section } from "../ui/kit";
+import { Tokens } from "./tokens";
+
+export function Settings() {
+  const tab = path.value.startsWith("/settings/workspaces") ? "workspaces" : "tokens";
+  return (
+    <>
+      <div class="tabs" role="tablist" aria-label="Workspace settings">
+        <a role="tab" href="/settings/tokens" onClick={follow} aria-selected={tab === "tokens"}>
+          API Tokens
+        </a>
+        <a role="tab" href="/settings/workspaces" onClick={follow} aria-selected={tab === "workspaces"}>
+          Workspaces
+        </a>
+      </div>
+      {tab === "tokens" ? <Tokens /> : <Workspaces />}
+    </>
+  );
+}
+
+function Workspaces() {
+  const [name, setName] = useState("");
+  const [rename, setRename] = useState(workspace.value?.name ?? "");
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <>
+      <Section title="This workspace">
+        <form
+          class="row"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setError(null);
+            try {
+              await put(`/api/products/${workspace.value!.id}`, { name: rename });
+              await loadSession();
+            } catch (err) {
+              setError(err);
+            }
+          }}
+        >
+          <Field label="Name">{(id) => <input id={id} required maxLength={200} value={rename} onInput={(e) => setRename(e.currentTarget.value)} />}</Field>
+          <button type="submit">Rename</button>
+        </form>
+        <p class="muted">Id: <code>{workspace.value?.id}</code></p>
+      </Section>
+      <Section title="New workspace">
+        <form
+          class="row"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setError(null);
+            try {
+              const ws = await post<{ id: string }>("/api/products", { name });
+              setName("");
+              await loadSession();
+              chooseWorkspace(ws.id);
+            } catch (err) {
+              setError(err);
+            }
+          }}
+        >
+          <Field label="Workspace name">{(id) => <input id={id} required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />}</Field>
+          <button type="submit">Create</button>
+        </form>
+      </Section>
+      <ErrorNote error={error} />
+      <Action class="danger" confirm="Delete this workspace with everything in it?" onError={setError} run={async () => {
+        const { del } = await import("../api");
+        await del(`/api/products/${workspace.value!.id}`);
+        await loadSession();
+      }}>
+        Delete this workspace
+      </Action>
+    </>
+  );
+}

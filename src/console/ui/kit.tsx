@@ -1,0 +1,124 @@
+// Small building blocks every screen uses: fields with labels, buttons, notes, badges, loaders.
+import type { ButtonHTMLAttributes, ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+
+let fieldSeq = 0;
+/** A labelled input: the label is always there (accessible name), hints are tied by aria-describedby. */
+export function Field(props: { label: string; hint?: string; children: (id: string, hintId?: string) => ComponentChildren }) {
+  const [id] = useState(() => `f${++fieldSeq}`);
+  const hintId = props.hint ? `${id}-hint` : undefined;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.children(id, hintId)}
+      {props.hint && (
+        <small id={hintId} class="hint">
+          {props.hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+export function Note(props: { kind?: "error" | "warn" | "ok" | "info"; children: ComponentChildren }) {
+  const kind = props.kind ?? "info";
+  return (
+    <div class={`note note-${kind}`} role={kind === "error" ? "alert" : "status"}>
+      {props.children}
+    </div>
+  );
+}
+
+export function ErrorNote(props: { error: unknown }) {
+  if (!props.error) return null;
+  return <Note kind="error">{(props.error as Error).message ?? String(props.error)}</Note>;
+}
+
+export function Badge(props: { value: string }) {
+  return <span class={`badge badge-${props.value}`}>{props.value}</span>;
+}
+
+export function Spinner(props: { label?: string }) {
+  return (
+    <span class="spinner" role="status">
+      {props.label ?? "Loading…"}
+    </span>
+  );
+}
+
+export function Section(props: { title: string; actions?: ComponentChildren; children: ComponentChildren }) {
+  return (
+    <section class="card" aria-label={props.title}>
+      <header class="card-head">
+        <h2>{props.title}</h2>
+        {props.actions}
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+/** Runs `load` when `deps` change; gives data, error, loading and a reload function. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const seq = useRef(0);
+  const run = () => {
+    const n = ++seq.current;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => n === seq.current && setState({ data, loading: false }),
+      (error) => n === seq.current && setState({ error, loading: false }),
+    );
+  };
+  useEffect(run, deps);
+  return { ...state, reload: run };
+}
+
+/** A button that runs an async action, shows it is busy and reports a failure to `onError`. */
+export function Action(
+  props: Omit<ButtonHTMLAttributes<HTMLButtonElement>, "onClick" | "onError"> & { run: () => Promise<unknown>; onError?: (e: unknown) => void; confirm?: string },
+) {
+  const { run, onError, confirm: question, children, ...rest } = props;
+  const [busy, setBusy] = useState(false);
+  return (
+    <button
+      type="button"
+      {...rest}
+      disabled={busy || Boolean(rest.disabled)}
+      aria-busy={busy}
+      onClick={async () => {
+        if (question && !window.confirm(question)) return;
+        setBusy(true);
+        try {
+          await run();
+        } catch (e) {
+          onError?.(e);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      {children}
+    </button>
+  );
+}
+
+export function Copy(props: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        await navigator.clipboard.writeText(props.text).catch(() => {});
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      }}
+    >
+      {done ? "Copied" : (props.label ?? "Copy")}
+    </button>
+  );
+}
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : "—");
+export const bytes = (n: number) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
+export const json = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));

@@ -1,0 +1,302 @@
+// The web console in a real browser (Debian's chromium, headless) against a real Hearth: sign in,
+// a token shown once, documents uploaded by drag and drop until ready, search, a streamed cited
+// answer, an agent installed and invoked, a workflow approved, sign out; nothing outside Hearth
+// is requested. Screenshots of every screen at 1440 and 360 px go to test/console/screenshots/.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { startOllamaFake, type FakeChatRequest, type FakeReply, type OllamaFake } from "../support/ollama-fake";
+import { makePdf } from "../support/documents";
+import { browserMissing, openBrowser, startHearth, type Browser, type Hearth } from "./browser";
+
+const PASSWORD = "console-test-password";
+const SHOTS = join(import.meta.dir, "screenshots");
+const missing = browserMissing();
+if (missing && process.env.CI === "true") throw new Error(`console browser tests cannot run under CI: ${missing}`);
+if (missing) console.warn(`skipping the console browser tests: ${missing}`);
+
+/** Searches once when it has tools, then answers citing the first passage. */
+const searchThenAnswer = (r: FakeChatRequest): FakeReply => {
+  const results = r.messages.filter((m) => m.role === "tool").length;
+  if (r.tools?.length && results === 0) return { tool_calls: [{ function: { name: "search_knowledge", arguments: { query: "backups", top_k: 3 } } }] };
+  const q = /Question: (.+)/.exec(r.messages.at(-1)?.content ?? "")?.[1];
+  return q ? `Backups run every night at 02:00, as the handbook says [1].` : `Agent found it: backups run nightly [1].`;
+};
+
+let fake: OllamaFake;
+let hearth: Hearth;
+let b: Browser;
+let page: Page;
+
+const shot = async (name: string) => {
+  await page.screenshot({ path: join(SHOTS, `${name}-1440.png`), fullPage: true });
+};
+const go = (label: string) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: label }).click();
+
+describe.skipIf(Boolean(missing))("web console in chromium", () => {
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    fake = startOllamaFake({ respond: searchThenAnswer, pieceDelayMs: 60 });
+    hearth = await startHearth({ HEARTH_ADMIN_PASSWORD: PASSWORD, HEARTH_OLLAMA_URL: fake.url, HEARTH_OFFLINE: "1" });
+    b = await openBrowser(hearth.url);
+    page = b.page;
+    page.on("dialog", (d) => void d.accept());
+  }, 60_000);
+
+  afterAll(async () => {
+    await b?.close();
+    await hearth?.stop();
+    await fake?.stop();
+  }, 120_000);
+
+  test("sign in", async () => {
+    await page.goto(`${hearth.url}/`);
+    await shot("01-sign-in");
+    await page.getByLabel("Email").fill("admin@localhost");
+    await page.getByLabel("Password").fill("wrong password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    // The API's own message, not a generic one.
+    await page.getByRole("alert").filter({ hasText: /password/i }).waitFor();
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Sections" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/knowledge");
+    // The session lives in this tab's sessionStorage, not in a cookie or localStorage.
+    expect(await page.evaluate(() => Boolean(sessionStorage.getItem("hearth.session")))).toBe(true);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect((await b.context.cookies()).length).toBe(0);
+  }, 120_000);
+
+  test("an API token: the secret is shown once with a warning, works, then is gone from the page", async () => {
+    await go("Settings");
+    await page.getByRole("tab", { name: "API Tokens" }).waitFor();
+    await page.getByLabel("Token name").fill("ci pipeline");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const secretBox = page.getByTestId("token-secret");
+    await secretBox.waitFor();
+    const secret = (await secretBox.textContent())!.trim();
+    expect(secret).toMatch(/^svc_/);
+    expect(await page.getByRole("alert", { name: "New token secret" }).textContent()).toContain("shown only this once");
+    await page.getByRole("button", { name: "Copy" }).waitFor();
+    const valid = await fetch(`${hearth.url}/api/api-token/auth/validate`, { headers: { "x-api-token": secret } });
+    expect(valid.status).toBe(200);
+    await shot("02-tokens-secret");
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    await secretBox.waitFor({ state: "detached" });
+    expect(await page.content()).not.toContain(secret);
+    const row = page.getByRole("row").filter({ hasText: "ci pipeline" });
+    expect(await row.textContent()).toContain(secret.slice(0, 12));
+    expect(await row.textContent()).toContain("active");
+    await row.getByRole("button", { name: "Renew, audit log" }).click();
+    await page.getByRole("cell", { name: "created" }).waitFor();
+    await shot("03-tokens-list");
+    // Revoke asks first (accepted by the dialog handler), then the list shows it revoked.
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByText("revoked").waitFor();
+    expect(await page.content()).not.toContain(secret);
+  }, 120_000);
+
+  test("documents dropped and picked are uploaded, show progress and become ready; search cites pages", async () => {
+    await go("Knowledge");
+    await page.getByText("Drop documents here").waitFor();
+    // Two files dropped at once, as a person drags them from a file manager. (Page code is a
+    // string: this file is type-checked without the DOM library.)
+    await page.evaluate(`(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(["# Handbook\\n\\nBackups run every night at 02:00 and are kept for 30 days.\\n"], "handbook.md", { type: "text/markdown" }));
+      dt.items.add(new File(["# Release notes\\n\\nVersion 2 adds the web console and error code HX-4471.\\n"], "release.md", { type: "text/markdown" }));
+      document.querySelector(".drop").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+    })()`);
+    const pdf = await makePdf(["Cover page of the operations guide.", "Restore a backup by copying hearth.db into the data directory."]);
+    await page.setInputFiles("#kb-upload", { name: "operations.pdf", mimeType: "application/pdf", buffer: Buffer.from(pdf) });
+    for (const name of ["handbook.md", "release.md", "operations.pdf"]) {
+      await page.locator(`.files li[data-status="ready"]`).filter({ hasText: name }).waitFor({ timeout: 90_000 });
+    }
+    await shot("04-knowledge-ready");
+
+    await page.getByLabel("Search the documents").fill("HX-4471");
+    await page.getByLabel("Exact words (keyword)").check();
+    await page.getByRole("button", { name: "Search" }).click();
+    const results = page.getByRole("list", { name: "Results" });
+    await results.waitFor();
+    expect(await results.textContent()).toContain("release.md");
+
+    await page.getByLabel("Search the documents").fill("how do I restore a backup");
+    await page.getByLabel("Both (hybrid)").check();
+    await page.getByRole("button", { name: "Search" }).click();
+    await results.getByText("operations.pdf").first().waitFor();
+    expect(await results.textContent()).toMatch(/page 2/);
+    await shot("05-knowledge-search");
+  }, 120_000);
+
+  test("the assistant streams its answer (with a Stop button meanwhile) and a citation opens the passage", async () => {
+    await go("Assistant");
+    await page.getByLabel("Your question").fill("How often do backups run?");
+    await page.getByRole("button", { name: "Ask" }).click();
+    // Streaming: the Stop button is there while the answer arrives, and the text grows.
+    await page.getByRole("button", { name: "Stop" }).waitFor();
+    const answer = page.locator(".msg-assistant .answer");
+    await answer.filter({ hasText: "Backups" }).waitFor();
+    const partial = (await answer.textContent()) ?? "";
+    const cite = page.getByRole("button", { name: /^Source 1:/ });
+    await cite.waitFor();
+    const full = (await answer.textContent()) ?? "";
+    expect(full.length).toBeGreaterThan(partial.length);
+    expect(full).toContain("every night");
+    await cite.click();
+    const passage = page.getByRole("complementary", { name: "Cited passage" });
+    await passage.waitFor();
+    expect(await passage.textContent()).toMatch(/handbook\.md|operations\.pdf/);
+    expect(await passage.textContent()).toMatch(/Backups run every night|Restore a backup/);
+    // The session is listed.
+    await page.getByRole("complementary", { name: "Chat sessions" }).getByRole("button", { name: "How often do backups run?", exact: true }).waitFor();
+    await shot("06-chat");
+  }, 120_000);
+
+  test("an agent is installed from the catalog, invoked, and its execution shows the tool call", async () => {
+    await go("Agents");
+    await page.getByRole("button", { name: "Install Knowledge assistant" }).click();
+    await page.getByLabel("Agent name").fill("Ops helper");
+    await shot("07-agent-install");
+    await page.getByRole("button", { name: "Install", exact: true }).click();
+    await page.getByLabel("Ask Ops helper").fill("How often do backups run?");
+    await page.getByRole("button", { name: "Invoke" }).click();
+    const result = page.getByLabel("Agent result");
+    await result.getByText("succeeded").waitFor({ timeout: 60_000 });
+    expect(await result.textContent()).toContain("backups run nightly");
+    const run = page.locator("details.run").first();
+    await run.getByText("1 tool call").waitFor({ timeout: 10_000 });
+    await run.locator("summary").click();
+    expect(await run.getByRole("list", { name: "Tool calls" }).textContent()).toContain("search_knowledge");
+    await shot("08-agents");
+  }, 120_000);
+
+  test("a workflow with an approval runs live, waits, and finishes when approved", async () => {
+    await go("Workflows");
+    await page.getByRole("button", { name: "New workflow" }).click();
+    await page.getByLabel("Workflow name").fill("Publish release");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.getByRole("heading", { name: "Run Publish release" }).waitFor();
+    await page.getByRole("list", { name: "Nodes" }).getByText("approval").waitFor();
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    const approval = page.getByRole("alert").filter({ hasText: "Waiting for approval" });
+    await approval.waitFor({ timeout: 30_000 });
+    await shot("09-workflow-waiting");
+    await page.getByLabel("Comment (optional)").fill("ship it");
+    await approval.getByRole("button", { name: "Approve" }).click();
+    const execution = page.getByLabel("Execution", { exact: true });
+    await execution.getByRole("list", { name: "Events" }).getByText("done: succeeded").waitFor({ timeout: 30_000 });
+    // The approval's input became the node's output, and so the workflow's.
+    await execution.getByText(/"comment": "ship it"/).first().waitFor();
+    expect(await approval.count()).toBe(0);
+    await shot("10-workflow-done");
+  }, 120_000);
+
+  test("a recording is transcribed by Whisper; its subtitles download as SRT", async () => {
+    await go("Transcription");
+    await page.getByLabel("Recording").setInputFiles(join(import.meta.dir, "../fixtures/audio/callback.wav"));
+    await page.getByLabel("Language (optional)").fill("en");
+    await page.getByRole("button", { name: "Transcribe" }).click();
+    const transcript = page.getByRole("region", { name: "Transcript" });
+    await transcript.getByText(/call me back/i).first().waitFor({ timeout: 90_000 });
+    await shot("11-transcription");
+    const [file] = await Promise.all([page.waitForEvent("download", { timeout: 90_000 }), transcript.getByRole("button", { name: "Download SRT" }).click()]);
+    expect(file.suggestedFilename()).toBe("callback.srt");
+    const srt = await Bun.file((await file.path())!).text();
+    expect(srt).toMatch(/00:00:0\d,\d{3} --> 00:00:0\d,\d{3}/);
+    expect(srt.toLowerCase()).toContain("call me back");
+  }, 180_000);
+
+  test("integrations against the DESIGN.md contract (answered in the browser until those routes land): credentials go out once and are never shown", async () => {
+    const posted: any[] = [];
+    const integrations: any[] = [];
+    const types = [
+      {
+        type: "github",
+        name: "GitHub",
+        description: "Issues of a GitHub or GitHub Enterprise repository",
+        config_schema: { type: "object", required: ["owner", "repo"], properties: { base_url: { type: "string" }, owner: { type: "string" }, repo: { type: "string" } } },
+        credentials_schema: { type: "object", required: ["token"], properties: { token: { type: "string" } } },
+        tools: ["list_issues", "create_issue", "comment_issue"],
+      },
+    ];
+    await page.route(`${hearth.url}/api/integrations-base**`, async (route) => {
+      const req = route.request();
+      const path = new URL(req.url()).pathname;
+      if (path.endsWith("/types")) return route.fulfill({ json: { success: true, data: types } });
+      if (req.method() === "POST") {
+        const body = req.postDataJSON();
+        posted.push(body);
+        const row = { id: crypto.randomUUID(), title: body.title, type: body.type, product_id: body.product_id ?? null, scope: body.product_id ? "local" : "global", status: body.credentials ? "active" : "template", config: body.config, has_credentials: Boolean(body.credentials), tools: types[0]!.tools, created_at: new Date().toISOString() };
+        integrations.push(row);
+        return route.fulfill({ status: 201, json: { success: true, data: row } });
+      }
+      return route.fulfill({ json: { success: true, data: integrations, pagination: { page: 1, pageSize: 100, total: integrations.length } } });
+    });
+    try {
+      await go("Knowledge");
+      await go("Integrations");
+      await page.getByRole("heading", { name: "Connector types" }).waitFor();
+      await page.getByLabel("Title").fill("Our repo");
+      await page.getByLabel("Owner").fill("acme");
+      await page.getByLabel("Repo").fill("hearth");
+      const secretField = page.getByLabel("Token");
+      expect(await secretField.getAttribute("type")).toBe("password");
+      await secretField.fill("ghp_secret_value_123");
+      await page.getByRole("button", { name: "Create integration" }).click();
+      await page.getByText("Our repo").waitFor();
+      expect(posted).toEqual([{ title: "Our repo", type: "github", product_id: expect.any(String), config: { owner: "acme", repo: "hearth" }, credentials: { token: "ghp_secret_value_123" } }]);
+      const row = page.getByRole("listitem").filter({ hasText: "Our repo" });
+      expect(await row.textContent()).toContain("local");
+      expect(await row.textContent()).toContain("active");
+      // The form is cleared: the secret is nowhere in the page any more.
+      expect(await secretField.inputValue()).toBe("");
+      expect(await page.content()).not.toContain("ghp_secret_value_123");
+      await shot("12-integrations-contract");
+    } finally {
+      await page.unroute(`${hearth.url}/api/integrations-base**`);
+    }
+  }, 60_000);
+
+  test("the other screens render, and say so when the server lacks a feature", async () => {
+    await go("Integrations");
+    await page.getByText(/not available on this server|Connector types/).first().waitFor();
+    await shot("12-integrations");
+    await go("Health");
+    await page.getByRole("cell", { name: "database" }).waitFor();
+    await shot("13-health");
+  }, 120_000);
+
+  test("every screen fits a 360 px wide phone", async () => {
+    await page.setViewportSize({ width: 360, height: 780 });
+    for (const [label, name] of [["Knowledge", "knowledge"], ["Assistant", "chat"], ["Agents", "agents"], ["Workflows", "workflows"], ["Settings", "tokens"], ["Transcription", "transcription"], ["Integrations", "integrations"], ["Health", "health"]] as const) {
+      await go(label);
+      await page.locator(".screen-title").filter({ hasText: label === "Settings" ? "Settings" : label }).waitFor();
+      await page.waitForTimeout(200);
+      // Nothing wider than the screen (wide tables scroll inside their own box): named if it fails.
+      const tooWide = await page.evaluate(`[...document.querySelectorAll("body *")]
+        .filter((el) => el.getBoundingClientRect().right > 361 && !el.closest(".scroll, nav"))
+        .slice(0, 5)
+        .map((el) => el.tagName.toLowerCase() + "." + el.className + " " + (el.textContent ?? "").slice(0, 40))`);
+      expect({ label, tooWide }).toEqual({ label, tooWide: [] });
+      expect({ label, width: await page.evaluate("document.documentElement.scrollWidth") }).toEqual({ label, width: 360 });
+      await page.screenshot({ path: join(SHOTS, `${name}-360.png`), fullPage: true });
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }, 120_000);
+
+  test("sign out forgets the session, and nothing outside Hearth was ever requested", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("hearth.session"))).toBeNull();
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.screenshot({ path: join(SHOTS, "sign-in-360.png") });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.reload();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    expect(b.blocked).toEqual([]);
+    expect(b.requested.length).toBeGreaterThan(20);
+    for (const url of b.requested) expect(url.startsWith(`${hearth.url}/`) || url.startsWith("data:") || url.startsWith("blob:")).toBe(true);
+  }, 120_000);
+});
