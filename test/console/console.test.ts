@@ -179,7 +179,7 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await page.getByRole("button", { name: "Create workflow" }).click();
     await page.getByRole("heading", { name: "Run Publish release" }).waitFor();
     await page.getByRole("list", { name: "Nodes" }).getByText("approval").waitFor();
-    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.getByRole("region", { name: "Run Publish release" }).getByRole("button", { name: "Run", exact: true }).click();
     const approval = page.getByRole("alert").filter({ hasText: "Waiting for approval" });
     await approval.waitFor({ timeout: 30_000 });
     await shot("09-workflow-waiting");

@@ -58,7 +58,7 @@ export const UpdateAgentBody = t.Object(
     tools: t.Optional(ToolNames),
     knowledge_base_ids: t.Optional(KbIds),
     model: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 200 }), t.Null()])),
-    status: t.Optional(t.UnionEnum(["active", "disabled"])),
+    status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")])),
     graph: t.Optional(GraphSchema),
   },
   { additionalProperties: false },

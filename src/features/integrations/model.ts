@@ -35,7 +35,7 @@ export const UpdateIntegrationBody = t.Object(
     title: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     config: t.Optional(Obj),
     credentials: t.Optional(t.Record(t.String(), t.Unknown())),
-    status: t.Optional(t.UnionEnum(["active", "disabled"])),
+    status: t.Optional(t.Union([t.Literal("active"), t.Literal("disabled")])),
   },
   { additionalProperties: false },
 );

@@ -150,7 +150,8 @@ export const ExecutionsQuery = t.Object(
   {
     product_id: t.Optional(Uuid),
     workflow_id: t.Optional(Uuid),
-    status: t.Optional(t.UnionEnum(["queued", "running", "paused", "waiting", "succeeded", "failed", "stopped"])),
+    // A union of literals, not t.UnionEnum: Elysia fills a missing optional UnionEnum with its first value.
+    status: t.Optional(t.Union(["queued", "running", "paused", "waiting", "succeeded", "failed", "stopped"].map((s) => t.Literal(s)))),
     ...PaginationQuery.properties,
   },
   { additionalProperties: false },

@@ -152,6 +152,18 @@ describe("running graphs", () => {
     expect(done.nodes.every((n: any) => n.status === "succeeded")).toBe(true);
   });
 
+  test("executions are listed newest first without a status filter, and filtered by one", async () => {
+    h.clock.advance(1000); // the test clock stands still otherwise: "newest" needs a later time
+    const id = await run(linear({ id: "only", type: "transform", config: { expression: "1" } }));
+    await settle(id);
+    const all = await h.call("GET", `/api/workflow/executions?product_id=${ws}`, { token: jwt });
+    expect(all.body.pagination.total).toBeGreaterThan(0);
+    expect(all.body.data[0].id).toBe(id);
+    const done = await h.call("GET", `/api/workflow/executions?product_id=${ws}&status=succeeded`, { token: jwt });
+    expect(done.body.data.every((e: any) => e.status === "succeeded")).toBe(true);
+    expect((await h.call("GET", `/api/workflow/executions?product_id=${ws}&status=bogus`, { token: jwt })).status).toBe(422);
+  });
+
   test("huge and malformed inputs are 4xx", async () => {
     const big = { blob: "x".repeat(300 * 1024) };
     expect((await h.call("POST", "/api/workflow/execute", { token: jwt, body: { graph: linear({ id: "o", type: "output" }), product_id: ws, input: big } })).status).toBe(413);

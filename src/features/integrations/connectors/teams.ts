@@ -6,7 +6,7 @@ import { apiCall, type Connector } from "./connector";
 
 export const teams: Connector = {
   type: "teams",
-  description: "Microsoft Teams (Bot Framework): answer in conversations; inbound at /api/communicator/botframework/{id}/messages",
+  description: "Microsoft Teams (Bot Framework): answers in conversations, replies through the Connector API",
   config: t.Object(
     {
       app_id: t.String({ minLength: 1, maxLength: 200, description: "The bot's app id (the audience of inbound tokens)" }),
