@@ -188,6 +188,29 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
     });
   });
 
+  describe("the web console is embedded (no src/ beside the binary to build it from)", () => {
+    test("/ and deep links answer the page with its CSP; its hashed assets load with a long cache", async () => {
+      for (const path of ["/", "/knowledge", "/settings/tokens"]) {
+        const r = await get(path);
+        expect(r.status).toBe(200);
+        expect(r.headers.get("content-security-policy")).toContain("script-src 'self'");
+        const html = await r.text();
+        expect(html).toContain('<div id="app">');
+        const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[\w-]+-[a-z0-9]{8}\.(?:js|css))"/g)].map((m) => m[1]!);
+        expect(assets.length).toBe(2);
+        for (const asset of assets) {
+          const a = await get(asset);
+          expect(a.status).toBe(200);
+          expect(a.headers.get("cache-control")).toContain("immutable");
+          expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(asset.endsWith(".js") ? 20_000 : 1_000);
+        }
+      }
+      const api = await get("/api/nope");
+      expect(api.status).toBe(404);
+      expect(((await api.json()) as { error: string }).error).toBe("NotFound");
+    });
+  });
+
   describe("the minified build handles requests like the sources", () => {
     let jwt: string;
 

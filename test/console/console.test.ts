@@ -266,6 +266,18 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await go("Health");
     await page.getByRole("cell", { name: "database" }).waitFor();
     await shot("13-health");
+    // A lost connection says so, and the console notices by itself when Hearth is back.
+    await b.context.setOffline(true);
+    await go("Agents");
+    const banner = page.getByRole("alert").filter({ hasText: "Connection to Hearth lost" });
+    await banner.waitFor();
+    await page.getByText("Hearth cannot be reached").first().waitFor();
+    await shot("14-offline");
+    await b.context.setOffline(false);
+    await banner.waitFor({ state: "detached", timeout: 10_000 });
+    // The screen reloads what failed: the catalog is back without a click.
+    await page.getByRole("button", { name: "Install Knowledge assistant" }).waitFor({ timeout: 10_000 });
+    expect(await page.getByText("Hearth cannot be reached").count()).toBe(0);
   }, 120_000);
 
   test("every screen fits a 360 px wide phone", async () => {

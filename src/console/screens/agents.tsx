@@ -137,7 +137,7 @@ export function Agents() {
             ))}
           </ul>
         ) : (
-          <Note>No agents yet: install one from the catalog.</Note>
+          !agents.error && <Note>No agents yet: install one from the catalog.</Note>
         )}
       </Section>
       {agent && (

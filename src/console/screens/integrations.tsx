@@ -170,7 +170,7 @@ export function Integrations() {
             ))}
           </ul>
         ) : (
-          <Note>No integrations yet.</Note>
+          !list.error && <Note>No integrations yet.</Note>
         )}
       </Section>
       <Section title="New integration">

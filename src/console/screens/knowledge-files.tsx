@@ -171,7 +171,7 @@ export function Files(props: { kb: KnowledgeBase; onChange: () => void }) {
           ))}
         </ul>
       ) : (
-        <Note>No files yet.</Note>
+        !files.error && <Note>No files yet.</Note>
       )}
     </Section>
   );

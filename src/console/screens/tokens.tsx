@@ -222,7 +222,7 @@ export function Tokens() {
             </table>
           </div>
         ) : (
-          <Note>No tokens yet.</Note>
+          !list.error && <Note>No tokens yet.</Note>
         )}
       </Section>
     </>

@@ -1,6 +1,7 @@
 // Small building blocks every screen uses: fields with labels, buttons, notes, badges, loaders.
 import type { ButtonHTMLAttributes, ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { offline } from "../api";
 
 let fieldSeq = 0;
 /** A labelled input: the label is always there (accessible name), hints are tied by aria-describedby. */
@@ -58,7 +59,8 @@ export function Section(props: { title: string; actions?: ComponentChildren; chi
   );
 }
 
-/** Runs `load` when `deps` change; gives data, error, loading and a reload function. */
+/** Runs `load` when `deps` change, and again when the connection comes back after a failure;
+ * gives data, error, loading and a reload function. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const seq = useRef(0);
@@ -71,6 +73,11 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
     );
   };
   useEffect(run, deps);
+  const failed = useRef(false);
+  failed.current = Boolean(state.error);
+  const latestRun = useRef(run);
+  latestRun.current = run;
+  useEffect(() => offline.subscribe((down) => !down && failed.current && latestRun.current()), []);
   return { ...state, reload: run };
 }
 
