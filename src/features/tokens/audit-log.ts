@@ -39,31 +39,17 @@ export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: 
     createdAt: new Date(clock.now()),
   });
 
-  const insertUse = hotDb
-    .insert(apiTokenAuditLogs)
-    .values({
-      tokenId: sql.placeholder("tokenId"),
-      action: sql.placeholder("action"),
-      ipAddress: sql.placeholder("ipAddress"),
-      userAgent: sql.placeholder("userAgent"),
-      endpoint: sql.placeholder("endpoint"),
-      statusCode: sql.placeholder("statusCode"),
-      createdAt: sql.placeholder("createdAt"),
-    })
-    .prepare();
-  const insertRefused = hotDb
-    .insert(apiTokenAuditLogs)
-    .values({
-      tokenId: sql.placeholder("tokenId"),
-      action: sql.placeholder("action"),
-      ipAddress: sql.placeholder("ipAddress"),
-      userAgent: sql.placeholder("userAgent"),
-      endpoint: sql.placeholder("endpoint"),
-      statusCode: sql.placeholder("statusCode"),
-      createdAt: sql.placeholder("createdAt"),
-    })
-    .returning({ id: apiTokenAuditLogs.id })
-    .prepare();
+  const row = {
+    tokenId: sql.placeholder("tokenId"),
+    action: sql.placeholder("action"),
+    ipAddress: sql.placeholder("ipAddress"),
+    userAgent: sql.placeholder("userAgent"),
+    endpoint: sql.placeholder("endpoint"),
+    statusCode: sql.placeholder("statusCode"),
+    createdAt: sql.placeholder("createdAt"),
+  };
+  const insertUse = hotDb.insert(apiTokenAuditLogs).values(row).prepare();
+  const insertRefused = hotDb.insert(apiTokenAuditLogs).values(row).returning({ id: apiTokenAuditLogs.id }).prepare();
   const addAttempt = hotDb
     .update(apiTokenAuditLogs)
     .set({ count: sql`${apiTokenAuditLogs.count} + 1` })
