@@ -36,6 +36,7 @@ import { createMcpFeature } from "./features/mcp/feature";
 import { createCommunicatorFeature, createIntegrationsFeature } from "./features/integrations/feature";
 import { integrationManagementTools } from "./features/mcp/integration-tools";
 import { createSecretBox, loadSecretKey } from "./platform/secrets";
+import { ConfigError } from "./platform/config";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -103,7 +104,14 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
-  const integrations = createIntegrationsFeature({ db, clock, workspaces, box: createSecretBox(loadSecretKey(config.secretKey, config.dataDir)), tools, workflow });
+  const box = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
+  // A marker sealed under the first key: another key would leave every credential undecryptable, so it stops the start.
+  try {
+    box.open(accounts.ensureSetting("secret_key_check", box.seal("hearth")));
+  } catch {
+    throw new ConfigError("HEARTH_SECRET_KEY (or <data dir>/secret.key) is not the key this database's integration credentials were sealed with; restore the original key");
+  }
+  const integrations = createIntegrationsFeature({ db, clock, workspaces, box, tools, workflow });
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
 

@@ -36,6 +36,8 @@ beforeAll(async () => {
         return Response.json(page === 1 ? [issue(1), { ...issue(9), pull_request: {} }] : [issue(2)], { headers: link ? { link } : {} });
       }
       if (url.pathname === "/repos/acme/api/issues") return Response.json({ ...issue(3), title: (body as any).title }, { status: 201 });
+      if (url.pathname === "/repos/acme/hop/issues") return Response.json([issue(5)], { headers: { link: `<http://127.0.0.2:${url.port}/steal?page=2>; rel="next"` } });
+      if (url.pathname === "/steal") return Response.json([issue(666)]);
       if (url.pathname === "/repos/acme/limited/issues") return Response.json({ message: "API rate limit exceeded" }, { status: 429, headers: { "retry-after": "30" } });
       if (url.pathname === "/repos/acme/missing/issues") return Response.json({ message: "Not Found", documentation_url: "https://docs" }, { status: 404 });
       if (url.pathname === "/api/v1/repos/acme/api/issues") return Response.json([issue(7)]);
@@ -151,6 +153,15 @@ describe("connectors through their real client code", () => {
     await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
   });
 
+  test("a next-page link to another host is not followed: the token never leaves the configured server", async () => {
+    const r = await create({ title: "Hop", type: "github", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "hop" }, credentials: { token: "t" } });
+    const before = seen.length;
+    const res = await tool(user, "list_issues", {});
+    expect((res.structuredContent as any).issues.map((i: any) => i.number)).toEqual([5]);
+    expect(seen.slice(before).some((s) => s.path.startsWith("/steal"))).toBe(false);
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
   test("errors become one readable line; a rate limit is reported with its cause", async () => {
     const r = await create({ title: "Limited", type: "github", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "limited" }, credentials: { token: "t" } });
     const res = await tool(user, "list_issues", {});
@@ -204,4 +215,14 @@ describe("MCP management and list_changed", () => {
     await c.close();
     await tool(system, "delete_integration", { id });
   });
+});
+
+test("a start with another secret key than the credentials were sealed with stops with a line naming HEARTH_SECRET_KEY", async () => {
+  const other = await createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") });
+  const dir = other.dataDir;
+  await other.services.stop();
+  other.services.storage.close();
+  await expect(createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 9).toString("base64") }, dir)).rejects.toThrow(/HEARTH_SECRET_KEY .*not the key/);
+  const again = await createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") }, dir);
+  await again.close();
 });

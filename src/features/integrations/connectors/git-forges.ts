@@ -26,7 +26,9 @@ function forge(kind: "github" | "gitea"): Connector {
           const { data, headers: h } = await apiCall(product, url, { headers: headers(ctx.credentials), signal: ctx.signal, allow: ctx.allow });
           // GitHub lists pull requests among issues; they are not issues here.
           issues.push(...(data as any[]).filter((i) => !i.pull_request));
-          url = nextLink(h.get("link"));
+          const next = nextLink(h.get("link"));
+          // A next page on another host is not followed: the token must only ever go to the configured server.
+          url = next && new URL(next, url).origin === new URL(api(ctx.config)).origin ? new URL(next, url).toString() : undefined;
         }
         const list = issues.slice(0, limit).map(issueView);
         return { text: list.length ? list.map((i) => `#${i.number} [${i.state}] ${i.title} (${i.url})`).join("\n") : "No issues.", data: { issues: list } };
