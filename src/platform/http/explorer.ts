@@ -4,6 +4,10 @@ import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import uiBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import uiCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { useElysiaFormats } from "./formats";
+
+// Importing the plugin replaced the string format checks with slow ones (see formats.ts).
+useElysiaFormats();
 
 const ASSETS = "/docs/assets";
 
