@@ -1,4 +1,5 @@
 // Builds every service once from the configuration and storage; tests call it with their own.
+import { join } from "node:path";
 import type { Config } from "./platform/config";
 import type { Storage } from "./platform/db/database";
 import { systemClock, type Clock } from "./platform/clock";
@@ -56,7 +57,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const accounts = createAccountsService({ db, clock });
   const workspaces = createWorkspacesService({ db, clock });
   const activity = createActivityService({ db, clock });
-  const tokenAudit = createTokenAuditLog({ db, hotDb: storage.openConnection("NORMAL").db, clock, log });
+  const tokenAudit = createTokenAuditLog({ db, hotDb: storage.openConnection("NORMAL").db, clock, log, journalPath: join(config.dataDir, "token-uses.journal") });
   const tokens = createTokensService({
     db,
     clock,
@@ -266,6 +267,7 @@ export async function createServices({ config, storage, clock = systemClock, log
       await jobs.stop();
       await embedder.stop();
       await transcriber.stop();
+      tokenAudit.close();
     },
   };
 }

@@ -128,6 +128,30 @@ describe("process", () => {
     expect(await restarted.proc.exited).toBe(0);
   });
 
+  test("kill -9 right after the last response loses no acknowledged `used` audit row", async () => {
+    const dir = tempDir();
+    const { proc, url } = await start(dir);
+    const login = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "server-test-password" }) });
+    const jwt = ((await login.json()) as any).data.token;
+    const auth = { authorization: `Bearer ${jwt}`, "content-type": "application/json" };
+    const ws = ((await (await fetch(`${url}/api/products`, { headers: auth })).json()) as any).data[0].id;
+    const created = (await (await fetch(`${url}/api/api-tokens`, { method: "POST", headers: auth, body: JSON.stringify({ product_id: ws, token_name: "t" }) })).json()) as any;
+    const uses = await Promise.all(Array.from({ length: 200 }, () => fetch(`${url}/api/api-token/auth/validate`, { headers: { "x-api-token": created.data.token } })));
+    expect(uses.every((r) => r.status === 200)).toBe(true);
+    // No SIGTERM: the rows still waiting in the journal must come back at the next start.
+    proc.kill("SIGKILL");
+    await proc.exited;
+
+    const restarted = await start(dir);
+    const logs = await fetch(`${restarted.url}/api/api-tokens/${created.data.id}/audit-logs?limit=1000`, { headers: auth });
+    expect(logs.status).toBe(200);
+    const actions = ((await logs.json()) as any).data.map((e: { action: string }) => e.action);
+    expect(actions.filter((a: string) => a === "used")).toHaveLength(200);
+    expect(actions.at(-1)).toBe("created");
+    restarted.proc.kill("SIGTERM");
+    expect(await restarted.proc.exited).toBe(0);
+  }, 60_000);
+
   test("a request body over Bun's own limit still gets a JSON 413", async () => {
     const { proc, url } = await start(tempDir());
     const r = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(60 * 1024 * 1024) });

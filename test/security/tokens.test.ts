@@ -29,8 +29,10 @@ const createToken = async (jwt: string, body: Record<string, unknown>) => {
   return r.body.data as { id: string; token: string };
 };
 const validate = (secret: string) => h.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": secret } });
-const auditRows = (id: string) =>
-  h.services.storage.sqlite.query("SELECT action, count FROM api_token_audit_logs WHERE token_id = ? ORDER BY id").all(id) as { action: string; count: number }[];
+const auditRows = (id: string) => {
+  h.services.tokenAudit.flush();
+  return h.services.storage.sqlite.query("SELECT action, count FROM api_token_audit_logs WHERE token_id = ? ORDER BY id").all(id) as { action: string; count: number }[];
+};
 const future = (ms: number) => new Date(h.clock.now() + ms).toISOString();
 
 describe("a member cannot act on a SYSTEM token of a workspace it manages", () => {

@@ -1,12 +1,15 @@
 // The token audit log. Lifecycle rows are written inside the change's own transaction; a `used`
-// row is written before its response leaves, through a prepared statement on a connection whose
-// commits do not wait for the disk (see applyPragmas), so no acknowledged use goes unrecorded
-// and the request pays microseconds, not an fsync. A refused token's uses (401) fold into one row
-// per token per minute whose count grows, so a leaked revoked secret cannot flood the disk.
+// row is appended to a write-behind journal before its response leaves (one write(), durable
+// against a crash of Hearth; see platform/db/write-behind.ts) and folded into the table in batches
+// on a connection whose commits do not wait for the disk, a few ms later or before the log is
+// read. A refused token's uses (401) fold into one row per token per minute whose count grows,
+// so a leaked revoked secret cannot flood the disk.
 import { and, desc, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
+import { createWriteBehind } from "../../platform/db/write-behind";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
+import { settings } from "../accounts/table";
 import { apiTokenAuditLogs } from "./table";
 
 export type AuditAction = (typeof apiTokenAuditLogs.$inferInsert)["action"];
@@ -28,15 +31,27 @@ export interface AuditEntry extends Partial<RequestInfo> {
 /** Refused uses of one token within this window share one row. */
 export const REFUSED_WINDOW_MS = 60_000;
 
-export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: Db; clock: Clock; log: Logger }) {
-  const toRow = (e: AuditEntry) => ({
+/** Where the last journaled use folded into the table is kept (settings row, same transaction). */
+const JOURNAL_MARK = "token_use_journal_seq";
+
+interface Deps {
+  db: Db;
+  hotDb: Db;
+  clock: Clock;
+  log: Logger;
+  /** The write-behind journal of `used` rows (in the data dir, next to the database). */
+  journalPath: string;
+}
+
+export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps) {
+  const toRow = (e: AuditEntry, at = clock.now()) => ({
     tokenId: e.tokenId,
     action: e.action,
     ipAddress: e.ipAddress ?? null,
     userAgent: e.userAgent ?? null,
     endpoint: e.endpoint ?? null,
     statusCode: e.statusCode ?? null,
-    createdAt: new Date(clock.now()),
+    createdAt: new Date(at),
   });
 
   const row = {
@@ -55,6 +70,34 @@ export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: 
     .set({ count: sql`${apiTokenAuditLogs.count} + 1` })
     .where(eq(apiTokenAuditLogs.id, sql.placeholder("id")))
     .prepare();
+  const readMark = hotDb.select({ value: settings.value }).from(settings).where(eq(settings.key, JOURNAL_MARK)).prepare();
+  const writeMark = hotDb
+    .insert(settings)
+    .values({ key: JOURNAL_MARK, value: sql.placeholder("value"), updatedAt: sql.placeholder("at") })
+    .onConflictDoUpdate({ target: settings.key, set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` } })
+    .prepare();
+
+  /** A journaled use: the entry and when it happened. */
+  type Use = { e: AuditEntry; at: number };
+  const journal = createWriteBehind<Use>({
+    path: journalPath,
+    log,
+    applied: () => Number(readMark.get()?.value ?? 0),
+    apply(uses, lastSeq) {
+      hotDb.transaction(() => {
+        for (const u of uses) {
+          try {
+            insertUse.run(toRow(u.e, u.at));
+          } catch (e) {
+            // Only a token whose workspace or creator was deleted meanwhile gets here (foreign key).
+            log.warn("token audit row not written", { tokenId: u.e.tokenId, error: String(e) });
+          }
+        }
+        writeMark.run({ value: String(lastSeq), at: new Date(clock.now()) });
+      });
+    },
+  });
+
   // The open row of each refused token (the first attempt's address and agent stand for the window).
   // At most one entry per known token; stale ones are dropped when the map grows.
   const refusedRows = new Map<string, { rowId: number; since: number }>();
@@ -77,33 +120,44 @@ export function createTokenAuditLog({ db, hotDb, clock, log }: { db: Db; hotDb: 
   return {
     /** Records one use of a token now; called before the response is returned. */
     record(entry: AuditEntry) {
-      try {
-        // Only a refused token's request answers 401 (a valid one has passed authentication); the
-        // once-per-expiry `expired` row is written on its own.
-        if (entry.statusCode === 401 && entry.action === "used") recordRefused(entry);
-        else insertUse.run(toRow(entry));
-      } catch (e) {
-        // Only a token whose workspace or creator was deleted during its request gets here (foreign key).
-        log.warn("token audit row not written", { tokenId: entry.tokenId, error: String(e) });
+      // Only a refused token's request answers 401 (a valid one has passed authentication); the
+      // once-per-expiry `expired` row is journaled like a use.
+      if (entry.statusCode === 401 && entry.action === "used") {
+        journal.flush(); // rows keep the order of the requests
+        try {
+          recordRefused(entry);
+        } catch (e) {
+          log.warn("token audit row not written", { tokenId: entry.tokenId, error: String(e) });
+        }
+      } else {
+        journal.append({ e: entry, at: clock.now() });
       }
     },
+
+    /** Folds journaled uses into the table (before reading it directly). */
+    flush: () => journal.flush(),
+    /** Folds what is journaled and closes the journal (at shutdown, before the database). */
+    close: () => journal.close(),
 
     /** Writes a lifecycle row inside the caller's transaction (see `transaction`). */
     write(entry: AuditEntry, tx: Pick<Db, "insert">) {
       tx.insert(apiTokenAuditLogs).values(toRow(entry)).run();
     },
 
-    /** Runs a change and its audit rows in one transaction. */
+    /** Runs a change and its audit rows in one transaction (after the uses before it, so rows keep their order). */
     transaction(fn: (tx: Tx) => void) {
+      journal.flush();
       db.transaction(fn);
     },
 
     list(tokenId: string, limit: number): AuditRow[] {
+      journal.flush();
       return db.select().from(apiTokenAuditLogs).where(eq(apiTokenAuditLogs.tokenId, tokenId)).orderBy(desc(apiTokenAuditLogs.id)).limit(limit).all();
     },
 
     /** When the token last authenticated a request that succeeded (derived from the log). */
     lastUsed(tokenId: string): Date | null {
+      journal.flush();
       const row = db
         .select({ at: max(apiTokenAuditLogs.createdAt) })
         .from(apiTokenAuditLogs)

@@ -5,7 +5,7 @@ import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, notFound, unprocessable } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { TokenCheck } from "../../platform/auth/authenticator";
-import type { Principal, TokenRole } from "../../platform/auth/principal";
+import type { Principal, TokenPrincipal, TokenRole } from "../../platform/auth/principal";
 import { isOrgAdmin } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
 import { apiTokens } from "./table";
@@ -38,9 +38,22 @@ interface Deps {
   organizationOf: (productId: string) => string | undefined;
 }
 
+/** Usable tokens remembered by secret hash; the oldest is dropped past this many. */
+const CACHE_SIZE = 10_000;
+
 export function createTokensService({ db, clock, workspaces, audit, organizationOf }: Deps) {
   // Prepared once: authentication runs on every token request.
   const byHash = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sql.placeholder("hash"))).prepare();
+
+  /**
+   * The principal of each usable token by its secret's hash, so a request costs no query. Every
+   * change of a token below and the deletion of a workspace empty it in the same synchronous step
+   * as their commit, so the next request after a revoke, deactivate, regenerate or delete reads
+   * the database again (and fails); an expiry is checked against the clock at each use.
+   */
+  const usable = new Map<string, { principal: TokenPrincipal; expiresAt: number | null }>();
+  const forget = () => usable.clear();
+  workspaces.onRemoved(forget);
 
   const requireUser = (principal: Principal) => {
     if (principal.kind !== "user") throw forbidden("Token management needs a user session (JWT)");
@@ -151,6 +164,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         next.expiryLoggedAt = null;
       }
       db.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+      forget();
       return { ...token, ...next };
     },
 
@@ -162,6 +176,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "revoked", statusCode: 200, ...info }, tx);
       });
+      forget();
       return { ...token, ...next };
     },
 
@@ -178,6 +193,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "renewed", statusCode: 200, ...info }, tx);
       });
+      forget();
       return { ...token, ...next };
     },
 
@@ -191,6 +207,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "regenerated", statusCode: 200, ...info }, tx);
       });
+      forget();
       return { row: { ...token, ...next }, secret };
     },
 
@@ -202,6 +219,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
         tx.update(apiTokens).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(apiTokens.id, token.id)).run();
         audit.write({ tokenId: token.id, action: "deleted", statusCode: 200, ...info }, tx);
       });
+      forget();
     },
 
     auditLogs(principal: Principal, id: string, limit: number) {
@@ -213,6 +231,9 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     check(raw: string): TokenCheck {
       if (!isWellFormed(raw)) return { ok: false, reason: "invalid" };
       const hash = hashToken(raw);
+      const known = usable.get(hash);
+      if (known && (known.expiresAt === null || known.expiresAt > clock.now())) return { ok: true, principal: known.principal };
+      usable.delete(hash);
       const token = byHash.get({ hash });
       if (!token || !sameHash(token.tokenHash, hash)) return { ok: false, reason: "invalid" };
       // A deleted token's secret is still recognised, so that attempts with it reach its audit log.
@@ -231,10 +252,10 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       if (status !== "active") return { ok: false, tokenId: token.id, reason: status };
       const organizationId = organizationOf(token.productId);
       if (!organizationId) return { ok: false, reason: "invalid" };
-      return {
-        ok: true,
-        principal: { kind: "token", tokenId: token.id, userId: token.userId, productId: token.productId, organizationId, tokenRole: token.role },
-      };
+      const principal: TokenPrincipal = { kind: "token", tokenId: token.id, userId: token.userId, productId: token.productId, organizationId, tokenRole: token.role };
+      if (usable.size >= CACHE_SIZE) usable.delete(usable.keys().next().value!);
+      usable.set(hash, { principal, expiresAt: token.expiresAt?.getTime() ?? null });
+      return { ok: true, principal };
     },
 
     /** Records `expired` for tokens whose expiry passed unseen; run periodically. */

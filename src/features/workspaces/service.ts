@@ -27,6 +27,9 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
   const canManage = (principal: Principal, w: WorkspaceRow) =>
     principal.kind === "user" && (isOrgAdmin(principal) || w.createdBy === principal.userId);
 
+  /** Told after a workspace is deleted (its tokens went with it: caches of them must forget). */
+  const removed: ((id: string) => void)[] = [];
+
   const requireManageable = (principal: Principal, id: string): WorkspaceRow => {
     const w = requireVisible(principal, id);
     if (principal.kind === "token") throw forbidden("API tokens cannot change workspaces");
@@ -89,7 +92,10 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     remove(principal: Principal, id: string): void {
       const w = requireManageable(principal, id);
       db.delete(products).where(and(eq(products.id, w.id), eq(products.organizationId, w.organizationId))).run();
+      for (const fn of removed) fn(w.id);
     },
+
+    onRemoved: (fn: (id: string) => void) => void removed.push(fn),
   };
 }
 
