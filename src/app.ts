@@ -39,7 +39,7 @@ export function createApp(s: Services) {
   return new Elysia({ normalize: false })
     .use(errorHandler(s.log))
     .onRequest(({ request, server, set }) => {
-      const meta = beginRequest(request, server?.requestIP(request)?.address ?? null);
+      const meta = beginRequest(request, () => server?.requestIP(request)?.address ?? null);
       set.headers["x-request-id"] = meta.id;
       if (Number(request.headers.get("content-length") ?? 0) > MAX_REQUEST_BYTES) throw bodyTooLarge(MAX_REQUEST_BYTES);
     })

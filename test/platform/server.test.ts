@@ -126,7 +126,7 @@ describe("process", () => {
     expect(v.status).toBe(200);
     restarted.proc.kill("SIGTERM");
     expect(await restarted.proc.exited).toBe(0);
-  });
+  }, 60_000);
 
   test("kill -9 right after the last response loses no acknowledged `used` audit row", async () => {
     const dir = tempDir();

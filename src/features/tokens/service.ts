@@ -229,11 +229,13 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
     /** Checks a presented secret. Never throws; the auth plugin turns failures into the spec's 401. */
     check(raw: string): TokenCheck {
-      if (!isWellFormed(raw)) return { ok: false, reason: "invalid" };
+      if (raw.length > 64) return { ok: false, reason: "invalid" }; // a token is 42 characters; nothing longer is hashed
       const hash = hashToken(raw);
+      // Only a well-formed secret was ever remembered, so a hit needs no format check.
       const known = usable.get(hash);
       if (known && (known.expiresAt === null || known.expiresAt > clock.now())) return { ok: true, principal: known.principal };
       usable.delete(hash);
+      if (!isWellFormed(raw)) return { ok: false, reason: "invalid" };
       const token = byHash.get({ hash });
       if (!token || !sameHash(token.tokenHash, hash)) return { ok: false, reason: "invalid" };
       // A deleted token's secret is still recognised, so that attempts with it reach its audit log.

@@ -40,7 +40,7 @@ export function isWellFormed(raw: string): boolean {
 }
 
 export function hashToken(raw: string): string {
-  return new Bun.CryptoHasher("sha256").update(raw).digest("hex");
+  return Bun.SHA256.hash(raw, "hex");
 }
 
 export const tokenPrefix = (raw: string) => raw.slice(0, TOKEN_PREFIX_LENGTH);

@@ -7,7 +7,8 @@ import { getLoadablePath } from "sqlite-vec";
 import { nativePath } from "../native";
 import { ConfigError } from "../config";
 
-export type Db = BunSQLiteDatabase;
+// With its connection (`$client`), for the few hot statements that skip the query builder.
+export type Db = BunSQLiteDatabase & { $client: Database };
 
 export interface Storage {
   readonly sqlite: Database;

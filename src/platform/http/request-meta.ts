@@ -32,16 +32,63 @@ export function settleRequest(request: Request, status: number): void {
 
 const metas = new WeakMap<Request, RequestMeta>();
 
-export function beginRequest(request: Request, ip: string | null): RequestMeta {
-  const url = new URL(request.url);
-  const incoming = request.headers.get("x-request-id");
-  const meta: RequestMeta = {
-    id: incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : crypto.randomUUID(),
-    ip,
-    userAgent: request.headers.get("user-agent")?.slice(0, 512) ?? null,
-    method: request.method,
-    path: url.pathname.slice(0, 2048),
-  };
+/** Where the path starts and ends in a request URL (after the authority, before ? or #), without a URL parser. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  let end = url.length;
+  for (let i = start; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 63 /* ? */ || c === 35 /* # */) {
+      end = i;
+      break;
+    }
+  }
+  return url.slice(start, Math.min(end, start + 2048));
+}
+
+/** The facts of a request, each read from the request when first asked for (most requests need few of them). */
+class LazyMeta implements RequestMeta {
+  readonly id: string;
+  readonly method: string;
+  principal?: Principal;
+  tokenUse?: { tokenId: string; action: "used" | "expired" };
+  overrideOrganizationId?: string;
+  onSettle?: (status: number) => void;
+  settled?: boolean;
+  rawBody?: Uint8Array;
+  #ip: string | null | undefined;
+  #userAgent: string | null | undefined;
+  #path: string | undefined;
+
+  constructor(
+    private readonly request: Request,
+    private readonly address: (() => string | null) | string | null,
+  ) {
+    const incoming = request.headers.get("x-request-id");
+    this.id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : crypto.randomUUID();
+    this.method = request.method;
+  }
+
+  get ip(): string | null {
+    if (this.#ip === undefined) this.#ip = typeof this.address === "function" ? this.address() : this.address;
+    return this.#ip;
+  }
+
+  get userAgent(): string | null {
+    if (this.#userAgent === undefined) this.#userAgent = this.request.headers.get("user-agent")?.slice(0, 512) ?? null;
+    return this.#userAgent;
+  }
+
+  get path(): string {
+    this.#path ??= pathOf(this.request.url);
+    return this.#path;
+  }
+}
+
+/** Starts the facts of a request; `ip` may be a function, asked only when the address is needed. */
+export function beginRequest(request: Request, ip: (() => string | null) | string | null): RequestMeta {
+  const meta = new LazyMeta(request, ip);
   metas.set(request, meta);
   return meta;
 }

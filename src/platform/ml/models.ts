@@ -27,8 +27,22 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** Whether the model's files are there, without reading them (cheap enough for /health). */
+/** How long a look at the models folder is reused: /health asks on every call, a monitor may call often. */
+const PRESENCE_TTL_MS = 2_000;
+const presenceSeen = new Map<string, { at: number; check: ModelCheck }>();
+
+/** Whether the model's files are there, without reading them (cheap enough for /health: one look per 2 s). */
 export function modelPresence(modelsDir: string, id: string): ModelCheck {
+  const key = `${modelsDir}\0${id}`;
+  const seen = presenceSeen.get(key);
+  const now = performance.now();
+  if (seen && now - seen.at < PRESENCE_TTL_MS) return seen.check;
+  const check = lookForModel(modelsDir, id);
+  presenceSeen.set(key, { at: now, check });
+  return check;
+}
+
+function lookForModel(modelsDir: string, id: string): ModelCheck {
   const spec = modelSpec(id);
   const dir = join(modelsDir, id);
   if (!spec) return existsSync(dir) ? { ok: true, pinned: false } : { ok: false, reason: `model ${id} not found in ${modelsDir}` };
@@ -39,7 +53,7 @@ export function modelPresence(modelsDir: string, id: string): ModelCheck {
 
 /** Checks that a model's files are present in `modelsDir` and match their pinned hashes; the files that are there are checked even when others are missing. */
 export async function checkModel(modelsDir: string, id: string): Promise<ModelCheck> {
-  const present = modelPresence(modelsDir, id);
+  const present = lookForModel(modelsDir, id);
   const spec = modelSpec(id);
   if (!spec) return present;
   const dir = join(modelsDir, id);
