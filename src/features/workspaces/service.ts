@@ -10,9 +10,20 @@ import { products } from "./table";
 export type WorkspaceRow = typeof products.$inferSelect;
 
 export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock }) {
-  // Prepared once: every workspace-scoped request looks its workspace up.
+  // Every workspace-scoped request looks its workspace up, so rows are remembered (frozen: callers
+  // copy, never change them); update and remove below, the only writers of a workspace row, forget it.
   const selectById = db.select().from(products).where(eq(products.id, sql.placeholder("id"))).prepare();
-  const byId = (id: string) => selectById.get({ id: id.toLowerCase() });
+  const known = new Map<string, WorkspaceRow>();
+  const byId = (id: string): WorkspaceRow | undefined => {
+    const key = id.toLowerCase();
+    const hit = known.get(key);
+    if (hit) return hit;
+    const row = selectById.get({ id: key });
+    if (!row) return undefined;
+    if (known.size >= 10_000) known.delete(known.keys().next().value!);
+    known.set(key, Object.freeze(row));
+    return row;
+  };
 
   const visibleTo = (principal: Principal, w: WorkspaceRow) => (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
 
@@ -85,6 +96,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
         updatedAt: new Date(clock.now()),
       };
       db.update(products).set(next).where(eq(products.id, w.id)).run();
+      known.delete(w.id);
       return { ...w, ...next };
     },
 
@@ -92,6 +104,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     remove(principal: Principal, id: string): void {
       const w = requireManageable(principal, id);
       db.delete(products).where(and(eq(products.id, w.id), eq(products.organizationId, w.organizationId))).run();
+      known.delete(w.id);
       for (const fn of removed) fn(w.id);
     },
 
