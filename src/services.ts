@@ -21,7 +21,7 @@ import { createVectorStore } from "./features/knowledge/vector-store";
 import { createKeywordStore } from "./features/knowledge/keyword-store";
 import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
-import { modelSpec } from "./platform/ml/models";
+import { modelPresence, modelSpec } from "./platform/ml/models";
 import { createChatService } from "./features/assistant/service";
 import { createLlm } from "./platform/llm/create";
 import { createAssistant } from "./features/assistant/chat";
@@ -119,8 +119,12 @@ export async function createServices({ config, storage, clock = systemClock, log
   // Set by stop(): the embedding catch-up below outlives start() and must not touch a closed database.
   let stopped = false;
 
-  /** Queues vectors for files stored while the model was missing, once it is there. */
+  /**
+   * Queues vectors for files stored while the model was missing, once it is there. With no such
+   * file nothing is loaded (idle Hearth holds no model): true when the model's files are present.
+   */
   const catchUpEmbeddings = async () => {
+    if (ingestion.unembedded().length === 0) return modelPresence(config.modelsDir, config.embeddingModel).ok;
     const status = () => embedder.status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message }));
     let state = await status();
     while (state.state === "loading") {
@@ -248,9 +252,8 @@ export async function createServices({ config, storage, clock = systemClock, log
       void catchUpEmbeddings().then((ok) => {
         if (ok || stopped) return;
         modelWatch = setInterval(async () => {
-          const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
-          if (state.state !== "unavailable") return;
-          await embedder.stop();
+          if (!modelPresence(config.modelsDir, config.embeddingModel).ok) return;
+          await embedder.stop(); // a worker that failed to load the model starts afresh
           if (await catchUpEmbeddings()) clearInterval(modelWatch);
         }, MODEL_RETRY_MS);
         modelWatch.unref?.();

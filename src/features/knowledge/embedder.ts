@@ -2,6 +2,7 @@
 // and the embedder's state for /health.
 import { createWorkerClient } from "../../platform/ml/worker-client";
 import { isCompiled } from "../../platform/native";
+import { modelPresence } from "../../platform/ml/models";
 import type { CheckState } from "../system/health";
 import type { Chunk } from "./ingest/chunk";
 import type { Section } from "./ingest/parse";
@@ -24,7 +25,10 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
   // Once the model is loaded the answer does not change until the worker fails, so it is kept:
   // /health and every search would otherwise wait behind an embedding batch in the worker's queue.
   let ready: State | undefined;
+  // Until a feature asks for the model, /health looks at its files and loads nothing.
+  let asked = false;
   const status = async (): Promise<State> => {
+    asked = true;
     if (ready) return ready;
     const s = await client.call<State>("status", null);
     if (s.state === "ok") ready = s;
@@ -34,13 +38,21 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
     model: opts.model,
     status,
     async health() {
+      if (!asked) {
+        const present = modelPresence(opts.modelsDir, opts.model);
+        return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
+      }
       const s = await status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message, dim: undefined }));
       if (s.state === "ok") return { status: "ok", detail: `${opts.model} (${s.dim} dimensions)` };
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    chunk: (sections) => client.call("chunk", { sections, maxTokens: opts.maxTokens }),
+    chunk: (sections) => {
+      asked = true;
+      return client.call("chunk", { sections, maxTokens: opts.maxTokens });
+    },
     async embed(texts) {
+      asked = true;
       const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts }).catch((e) => {
         ready = undefined;
         throw e;
@@ -49,6 +61,7 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
     },
     stop: () => {
       ready = undefined;
+      asked = false;
       return client.stop();
     },
   };
