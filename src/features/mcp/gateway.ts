@@ -2,9 +2,9 @@
 // that opened it; tools from the MCP platform set and the shared tool registry, as the token's role
 // and the workspace's settings allow; every tools/call budgeted and audited; list_changed sent
 // when tools change; sessions closed when their token stops working.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { TokenPrincipal } from "../../platform/auth/principal";
 import type { Authenticator } from "../../platform/auth/authenticator";
 import type { Logger } from "../../platform/log";
@@ -15,6 +15,8 @@ import type { McpSettingsService } from "./settings";
 
 /** JSON-RPC error code of an over-limit call (implementation-defined range). */
 export const RATE_LIMITED = -32029;
+/** JSON-RPC's "Invalid Request" (the SDK's ErrorCode.InvalidRequest), answered before the SDK is loaded. */
+const INVALID_REQUEST = -32600;
 const SWEEP_MS = 30_000;
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -44,8 +46,14 @@ const INSTRUCTIONS =
   "Hearth: this team's self-hosted workspace. Call get_workspace_info to learn what is here (knowledge bases, agents, integrations). " +
   "search_knowledge finds cited passages in the team's documents; invoke_agent hands a task to one of the workspace's agents.";
 
+type Sdk = typeof import("./sdk");
+
 export function createMcpGateway(d: GatewayDeps) {
   const sessions = new Map<string, Session>();
+  // Loaded by the first session (sdk.ts); every session and call below runs after that.
+  let loading: Promise<Sdk> | undefined;
+  let sdk!: Sdk;
+  const loadSdk = async () => (sdk = await (loading ??= import("./sdk")));
 
   const toolsFor = (p: TokenPrincipal): McpTool[] => {
     const disabled = new Set(d.settings.get(p.productId).disabled_tools);
@@ -61,10 +69,10 @@ export function createMcpGateway(d: GatewayDeps) {
     const tool = toolsFor(p).find((t) => t.name === name);
     if (!tool) {
       const refused = d.platform.find((t) => t.name === name && t.systemOnly);
-      throw new McpError(ErrorCode.InvalidParams, refused ? `${name} needs an API token with the SYSTEM role` : `Unknown tool "${name}"; call tools/list for the tools of this workspace`);
+      throw new sdk.McpError(sdk.ErrorCode.InvalidParams, refused ? `${name} needs an API token with the SYSTEM role` : `Unknown tool "${name}"; call tools/list for the tools of this workspace`);
     }
     const decision = d.limiter.hit(`token:${p.tokenId}`, (tool as McpTool).strict ? "strict" : "default");
-    if (!decision.allowed) throw new McpError(RATE_LIMITED, `Rate limit of ${decision.limit} calls per minute exceeded; retry in ${decision.reset} s`, { retry_after_seconds: decision.reset });
+    if (!decision.allowed) throw new sdk.McpError(RATE_LIMITED, `Rate limit of ${decision.limit} calls per minute exceeded; retry in ${decision.reset} s`, { retry_after_seconds: decision.reset });
     if (name === "search_knowledge" && args.top_k === undefined) args = { ...args, top_k: d.settings.get(p.productId).default_top_k };
     let result: CallToolResult;
     let status = 200;
@@ -100,6 +108,7 @@ export function createMcpGateway(d: GatewayDeps) {
   };
 
   const open = async (p: TokenPrincipal, client: Session["client"]): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const { Server, WebStandardStreamableHTTPServerTransport, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = await loadSdk();
     const server = new Server({ name: "hearth", version: d.version }, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS });
     let session: Session | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -132,7 +141,7 @@ export function createMcpGateway(d: GatewayDeps) {
   }, SWEEP_MS);
   sweeper.unref?.();
 
-  const jsonRpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message }, id: null }, { status });
+  const jsonRpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", error: { code: INVALID_REQUEST, message }, id: null }, { status });
 
   return {
     /** One HTTP request of the transport (POST, GET or DELETE), from an authenticated token. */
