@@ -12,7 +12,11 @@ const outfile = join(root, "dist/hearth");
 // bundled as code: it rides along as an embedded file under its own name.
 const vec0 = join(root, "node_modules/sqlite-vec-linux-x64/vec0.so");
 // Workers are separate entry points in a compiled binary (Bun does not find them by itself).
-const workers = [join(root, "src/features/knowledge/ingest/worker.ts"), join(root, "src/features/transcription/worker.ts")];
+const workers = [
+  join(root, "src/features/knowledge/ingest/worker.ts"),
+  join(root, "src/features/transcription/worker.ts"),
+  join(root, "src/platform/db/checkpoint-worker.ts"),
+];
 
 function fail(message: string): never {
   process.stderr.write(`build failed: ${message}\n`);

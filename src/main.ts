@@ -50,6 +50,7 @@ async function serve(config: Config) {
     );
   }
   services.start();
+  storage.startCheckpointer(log);
   const app = createApp(services).listen({
     hostname: config.host,
     port: config.port,
@@ -69,7 +70,7 @@ async function serve(config: Config) {
     // Finish requests in flight, then write what is queued and close the database cleanly.
     await server.stop(false);
     await services.stop();
-    storage.close();
+    await storage.close();
     lock.release();
     process.exit(0);
   };
@@ -86,7 +87,7 @@ async function backup(config: Config, file: string | undefined) {
     const result = backupDatabase(storage.sqlite, file);
     process.stdout.write(`backup written to ${result.file} (${result.bytes} bytes, integrity ok)\n`);
   } finally {
-    storage.close();
+    await storage.close();
   }
 }
 

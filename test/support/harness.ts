@@ -91,7 +91,7 @@ export async function createHarness(env: Record<string, string> = {}, dataDir?: 
     },
     async close() {
       await services.stop();
-      storage.close();
+      await storage.close();
       if (!dataDir) rmSync(dir, { recursive: true, force: true });
     },
   };

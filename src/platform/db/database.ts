@@ -6,6 +6,8 @@ import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { getLoadablePath } from "sqlite-vec";
 import { nativePath } from "../native";
 import { ConfigError } from "../config";
+import type { Logger } from "../log";
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 
 // With its connection (`$client`), for the few hot statements that skip the query builder.
 export type Db = BunSQLiteDatabase & { $client: Database };
@@ -17,7 +19,9 @@ export interface Storage {
   readonly vecVersion: string;
   /** A second connection to the same file, for a hot path that needs its own durability. */
   openConnection(durability: Durability): { sqlite: Database; db: Db };
-  close(): void;
+  /** Moves WAL checkpoints to a worker thread (the server; see checkpointer.ts). */
+  startCheckpointer(log: Pick<Logger, "warn">, options?: CheckpointerOptions): Checkpointer;
+  close(): Promise<void>;
 }
 
 /**
@@ -106,6 +110,7 @@ export async function openStorage(dataDir: string): Promise<Storage> {
   sqlite.loadExtension(vec);
   const { version } = sqlite.query<{ version: string }, []>("SELECT vec_version() AS version").get()!;
   const extra: Database[] = [];
+  let checkpointer: Checkpointer | undefined;
   return {
     sqlite,
     db: drizzle({ client: sqlite }),
@@ -114,10 +119,17 @@ export async function openStorage(dataDir: string): Promise<Storage> {
     openConnection(durability) {
       const conn = new Database(path, { strict: true });
       applyPragmas(conn, durability);
+      checkpointer?.adopt(conn);
       extra.push(conn);
       return { sqlite: conn, db: drizzle({ client: conn }) };
     },
-    close() {
+    startCheckpointer(log, options) {
+      checkpointer ??= startCheckpointer(path, log, options);
+      for (const c of [sqlite, ...extra]) checkpointer.adopt(c);
+      return checkpointer;
+    },
+    async close() {
+      await checkpointer?.stop();
       for (const c of extra) c.close();
       sqlite.close();
     },

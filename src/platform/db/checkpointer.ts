@@ -1,0 +1,110 @@
+// WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the commit that
+// crosses 1,000 WAL pages, on whatever connection made it, and ends in an fsync of the database
+// file: under steady writes (a token's audit rows, an ingest) one request in a few hundred waited
+// milliseconds for it. Here the connections' own checkpoint starts only at a far larger WAL (a
+// fallback), and a worker thread checkpoints instead while the WAL grows. The worker costs ~7 MB,
+// so it is started when the WAL passes the usual threshold and stopped after a quiet minute: an
+// idle Hearth does not hold it.
+import type { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
+import type { Logger } from "../log";
+import { isCompiled } from "../native";
+
+/** WAL pages at which a connection checkpoints by itself (the worker normally got there first). */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_000;
+const START_BYTES = 4 * 1024 * 1024; // SQLite's own default: 1,000 pages of 4 KB
+const JOURNAL_LIMIT_BYTES = 1024 * 1024;
+const WATCH_MS = 500;
+const QUIET_STOP_MS = 60_000;
+
+export interface Checkpointer {
+  /** Applies the fallback threshold to a connection (every connection of the server). */
+  adopt(sqlite: Database): void;
+  stop(): Promise<void>;
+  /** Whether the worker is running (tests). */
+  running(): boolean;
+}
+
+export interface CheckpointerOptions {
+  /** How often the WAL is looked at (ms). */
+  watchMs?: number;
+  /** The worker stops after the WAL is unchanged this long (ms). */
+  quietStopMs?: number;
+}
+
+export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: CheckpointerOptions = {}): Checkpointer {
+  const watchMs = o.watchMs ?? WATCH_MS;
+  const quietStopMs = o.quietStopMs ?? QUIET_STOP_MS;
+  const walPath = `${dbPath}-wal`;
+  const url = isCompiled() ? "./src/platform/db/checkpoint-worker.ts" : new URL("./checkpoint-worker.ts", import.meta.url);
+  let worker: Worker | undefined;
+  let quietSince = 0;
+
+  const wal = () => {
+    try {
+      const st = statSync(walPath);
+      return { bytes: st.size, changed: st.mtimeMs };
+    } catch {
+      return { bytes: 0, changed: 0 };
+    }
+  };
+
+  const startWorker = () => {
+    const w = new Worker(url, { smol: true });
+    w.onmessage = (ev: MessageEvent<{ op: string; error?: string }>) => {
+      if (ev.data.op === "failed") log.warn("checkpoint failed", { error: ev.data.error });
+    };
+    w.onerror = (ev) => {
+      log.warn("checkpoint worker failed; connections checkpoint by themselves", { error: ev.message });
+      if (worker === w) worker = undefined;
+    };
+    w.postMessage({ op: "start", path: dbPath });
+    worker = w;
+  };
+
+  const stopWorker = async () => {
+    const w = worker;
+    worker = undefined;
+    if (!w) return;
+    await new Promise<void>((resolve) => {
+      const done = setTimeout(resolve, 2_000);
+      w.addEventListener("message", (ev: MessageEvent<{ op: string }>) => {
+        if (ev.data.op === "stopped") {
+          clearTimeout(done);
+          resolve();
+        }
+      });
+      w.postMessage({ op: "stop" });
+    });
+    w.terminate();
+  };
+
+  // Started when the WAL has grown past SQLite's usual threshold; stopped when nothing has been
+  // written to it for a minute. After a checkpoint the next writer truncates the WAL to
+  // JOURNAL_LIMIT_BYTES (adopt), so a WAL that is big again is one that grew again.
+  let lastChange = 0;
+  const watch = setInterval(() => {
+    const { bytes, changed } = wal();
+    const now = performance.now();
+    if (changed !== lastChange) quietSince = now;
+    lastChange = changed;
+    if (!worker) {
+      if (bytes >= START_BYTES) startWorker();
+    } else if (now - quietSince > quietStopMs) {
+      void stopWorker();
+    }
+  }, watchMs);
+  watch.unref?.();
+
+  return {
+    adopt(sqlite) {
+      sqlite.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      sqlite.exec(`PRAGMA journal_size_limit = ${JOURNAL_LIMIT_BYTES}`);
+    },
+    async stop() {
+      clearInterval(watch);
+      await stopWorker();
+    },
+    running: () => worker !== undefined,
+  };
+}
