@@ -37,8 +37,8 @@ export interface WriteBehind<T> {
 const RETRY_MS = 1_000;
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
-  const delayMs = o.delayMs ?? 20;
-  const maxPending = o.maxPending ?? 512;
+  const delayMs = o.delayMs ?? 5;
+  const maxPending = o.maxPending ?? 128;
   privateFile(o.path);
 
   let seq = o.applied();
