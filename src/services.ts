@@ -237,7 +237,11 @@ export async function createServices({ config, storage, clock = systemClock, log
     jwtSecret,
     bootstrap,
     version: VERSION,
-    backup: (file: string) => backupDatabase(storage.sqlite, file),
+    // Token uses still in their journal are folded first, so the copy holds every acknowledged one.
+    backup: (file: string) => {
+      tokenAudit.flush();
+      return backupDatabase(storage.sqlite, file);
+    },
 
     /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
