@@ -9,7 +9,10 @@ import { createWriteBehind } from "../../src/platform/db/write-behind";
 import { createLogger } from "../../src/platform/log";
 
 const dirs: string[] = [];
+const opened: { close(): void }[] = [];
 afterAll(() => {
+  // Journals a test left open as if crashed are closed before their folders go.
+  for (const wb of opened) wb.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -22,8 +25,8 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
   db.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
   db.exec("CREATE TABLE IF NOT EXISTS mark (k INTEGER PRIMARY KEY CHECK (k = 1), seq INTEGER NOT NULL)");
   let failing = false;
-  const open = (delayMs = 60_000) =>
-    createWriteBehind<{ v: string }>({
+  const open = (delayMs = 60_000) => {
+    const wb = createWriteBehind<{ v: string }>({
       path: join(dir, "t.journal"),
       log,
       delayMs,
@@ -36,6 +39,9 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
         })();
       },
     });
+    opened.push(wb);
+    return wb;
+  };
   const values = () => (db.query("SELECT v FROM rows ORDER BY id").all() as { v: string }[]).map((r) => r.v);
   return { dir, db, open, values, journal: join(dir, "t.journal"), fail: (on: boolean) => void (failing = on) };
 }

@@ -77,7 +77,10 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       // The rows stay in the journal and in memory; a busy or full disk is tried again.
       pending = rows.concat(pending);
       o.log.error("write-behind: rows not yet folded into the database", { path: o.path, rows: pending.length, error: String(e) });
-      if (!closed) timer = setTimeout(flush, RETRY_MS);
+      if (!closed) {
+        timer = setTimeout(flush, RETRY_MS);
+        timer.unref?.();
+      }
       return;
     }
     ftruncateSync(fd);
