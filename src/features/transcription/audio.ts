@@ -1,7 +1,6 @@
 // What an upload is, checked on the HTTP thread before any decoding: WAV by its header (format,
 // rate, and duration against the cap), other formats by their bytes and then measured by ffmpeg
 // in a child process. The decoding itself happens in the transcription worker (decode.ts).
-import { fileTypeFromBuffer } from "file-type";
 import { AppError, invalid } from "../../platform/errors";
 import { FFMPEG_FORMATS, openFfmpegStream, overCap } from "./ffmpeg";
 import { looksLikeWav, parseWav, wavDuration } from "./wav";
@@ -28,6 +27,8 @@ export async function prepareAudio(bytes: Uint8Array, maxSeconds: number): Promi
     if (duration > maxSeconds) throw overCap(maxSeconds, `this WAV file is ${hours(duration)}`);
     return { bytes, source: { kind: "wav" }, duration };
   }
+  // Loaded at the first upload that is not WAV: the library is large and an idle Hearth needs none of it.
+  const { fileTypeFromBuffer } = await import("file-type");
   const type = await fileTypeFromBuffer(bytes);
   const known = type ? FFMPEG_FORMATS.get(type.ext) : undefined;
   if (!type || !known) {

@@ -3,7 +3,6 @@
 // and resampled to the 16 kHz Whisper expects (libsamplerate, compiled to WASM) a block at a time,
 // so hours of audio never sit in memory as floats. Anything else is refused with the reason: 415
 // for encodings and rates it does not read, 400 for broken files.
-import { create, ConverterType } from "@alexanderolsen/libsamplerate-js";
 import { AppError } from "../../platform/errors";
 
 export const TARGET_RATE = 16_000;
@@ -140,6 +139,8 @@ export async function* wavBlocks(wav: WavInfo): AsyncGenerator<Float32Array> {
     for (let at = 0; at < total; at += step) yield mixToMono(wav, at, Math.min(at + step, total));
     return;
   }
+  // The resampler (WebAssembly) is loaded by the first WAV that needs one.
+  const { create, ConverterType } = await import("@alexanderolsen/libsamplerate-js");
   const src = await create(1, wav.sampleRate, TARGET_RATE, { converterType: ConverterType.SRC_SINC_FASTEST });
   try {
     for (let at = 0; at < total; at += step) yield src.full(mixToMono(wav, at, Math.min(at + step, total)));

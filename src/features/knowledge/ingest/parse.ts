@@ -1,8 +1,8 @@
 // Turns a file's bytes into sections of text that know their page and heading path, with the
 // design card's parsers: unpdf, mammoth, papaparse, fast-xml-parser; Markdown, JSON and TXT here.
-// unpdf and mammoth are large; they are loaded only when a PDF or DOCX arrives.
-import Papa from "papaparse";
-import { XMLParser } from "fast-xml-parser";
+// Each parser library is loaded when its first file arrives (an idle Hearth holds none of them).
+import type Papa from "papaparse";
+import type { XMLParser } from "fast-xml-parser";
 import { jsonDepthExceeds } from "../../../platform/http/body";
 import type { FileFormat } from "./detect";
 import { decodeText, tidy } from "./text";
@@ -82,11 +82,11 @@ async function parseFormat(format: FileFormat, bytes: Uint8Array, budget: Budget
     case "docx":
       return parseDocx(bytes);
     case "csv":
-      return parseCsv(decodeText(bytes));
+      return parseCsv(decodeText(bytes), (await import("papaparse")).default);
     case "json":
       return parseJson(decodeText(bytes), budget);
     case "xml":
-      return parseXml(decodeText(bytes), budget);
+      return parseXml(decodeText(bytes), budget, (await import("fast-xml-parser")).XMLParser);
     case "md":
       return parseMarkdown(decodeText(bytes));
     case "txt":
@@ -155,7 +155,7 @@ const MAX_CSV_ROW_CHARS = 1024 * 1024;
 /** A header longer than this is cut: chunks repeat it, and the chunker keeps only what fits a quarter of the window anyway. */
 const MAX_CSV_HEADER_CHARS = 2000;
 
-function parseCsv(text: string): Section[] {
+function parseCsv(text: string, papa: typeof Papa): Section[] {
   // Checked before parsing: a row this long is not a table, and papaparse would hold it whole.
   let lineStart = 0;
   for (let i = text.indexOf("\n"); ; i = text.indexOf("\n", i + 1)) {
@@ -164,7 +164,7 @@ function parseCsv(text: string): Section[] {
     if (i === -1) break;
     lineStart = i + 1;
   }
-  const result = Papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { skipEmptyLines: "greedy" });
+  const result = papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { skipEmptyLines: "greedy" });
   const rows = result.data;
   if (rows.length === 0) return [];
   if (result.errors.length > 0 && rows.length <= 1) throw new ParseError(`not a readable CSV: ${result.errors[0]!.message}`);
@@ -249,10 +249,10 @@ function xmlDepthExceeds(text: string, max: number): boolean {
   return false;
 }
 
-function parseXml(text: string, budget: Budget): Section[] {
+function parseXml(text: string, budget: Budget, Parser: typeof XMLParser): Section[] {
   if (/<!ENTITY/i.test(text)) throw new ParseError("XML with entity declarations is refused (entity expansion is off)");
   if (xmlDepthExceeds(text, MAX_DEPTH)) throw new ParseError(`XML nested deeper than ${MAX_DEPTH} levels`);
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: false, htmlEntities: false, trimValues: true });
+  const parser = new Parser({ ignoreAttributes: false, attributeNamePrefix: "@", processEntities: false, htmlEntities: false, trimValues: true });
   let tree: unknown;
   try {
     tree = parser.parse(text, true);
