@@ -47,7 +47,7 @@ describe("durable ingestion", () => {
     expect(b.services.vectors.count(384)).toBe(n.n);
     await b.close();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   test("without the model: stored, keyword-searchable, /health says why; vectors follow once the model is there", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-nomodel-"));
@@ -95,7 +95,7 @@ describe("durable ingestion", () => {
     await b.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(models, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   test("files cut by an older chunking are cut again and re-embedded at the next start", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-rechunk-"));
@@ -127,5 +127,5 @@ describe("durable ingestion", () => {
     expect(b.services.ingestion.unembedded()).toEqual([]);
     await b.close();
     rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  }, 60_000);
 });
