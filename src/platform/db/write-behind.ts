@@ -97,14 +97,15 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   return {
     append(row) {
       if (closed) throw new Error("write-behind journal is closed");
-      const line = Buffer.from(`${JSON.stringify({ q: seq + 1, r: row })}\n`);
+      const line = `${JSON.stringify({ q: seq + 1, r: row })}\n`;
+      const bytes = Buffer.byteLength(line);
       let written = 0;
       try {
         written = writeSync(fd, line);
       } finally {
-        if (written !== line.length) ftruncateSync(fd, size);
+        if (written !== bytes) ftruncateSync(fd, size);
       }
-      if (written !== line.length) throw new Error(`write-behind: short write to ${o.path}`);
+      if (written !== bytes) throw new Error(`write-behind: short write to ${o.path}`);
       size += written;
       seq += 1;
       pending.push(row);
