@@ -11,6 +11,7 @@ import { linear, minMax, pairedBootstrap, rrf, zScore, type FusionMethod, type R
 import { buildCorpus, corpusKey, type CorpusFile } from "./lib/retrieval-corpus";
 import { meanOf, METRIC_KEYS, METRIC_LABELS, scoreHits, type EvalHit, type MetricKey, type QuestionScores } from "./lib/retrieval-eval";
 import { formatTable } from "./lib/report";
+import { VECTOR_WEIGHTS, vectorWeight } from "../src/features/knowledge/fusion";
 import { measurement, type Suite, type SuiteContext, type SuiteResult } from "./lib/suite";
 
 const SUITE = "retrieval";
@@ -251,6 +252,9 @@ export const retrievalSuite: Suite = {
       methods.push({ name: `min-max α=${aId} with identifiers, else ${aText}`, fuse: () => [] });
       fusedScores.push(offline.map((o) => scoreHits(cut(ml(namesIdentifier(o.q.question) ? aId : aText).fuse(o.v, o.kw), o.where), o.q)));
     }
+    // The production rule (fusion.ts): the weight chosen by the query's shape.
+    methods.push({ name: `min-max by query shape (${Object.entries(VECTOR_WEIGHTS).map(([k, w]) => `${k} ${w}`).join(", ")})`, fuse: () => [] });
+    fusedScores.push(offline.map((o) => scoreHits(cut(linear("min-max", minMax, vectorWeight(o.q.question)).fuse(o.v, o.kw), o.where), o.q)));
     const half = (odd: boolean) => (_: unknown, i: number) => i % 2 === (odd ? 0 : 1);
     const tuned = methods
       .map((m, i) => ({ m, train: meanOf(fusedScores[i]!.filter(half(true)), "ndcg10") }))

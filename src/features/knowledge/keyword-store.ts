@@ -20,19 +20,23 @@ const STOP_WORDS = new Set(
 );
 
 /**
- * Turns free text into a safe FTS5 query: every term quoted (no operator injection), terms that
- * the tokenizer would split (ERR-4711, foo.bar) kept together as a phrase, stop words dropped
- * (unless nothing else is left), alternatives ORed.
+ * The terms of free text that a keyword search looks for: terms that the tokenizer would split
+ * (ERR-4711, foo.bar) kept together as a phrase, stop words dropped (unless nothing else is left).
  */
-export function toFtsQuery(text: string): string | null {
+export function queryTerms(text: string): string[] {
   const terms = text
     .split(/\s+/)
     .map((word) => word.match(/[\p{L}\p{N}_]+/gu)?.join(" "))
     .filter((t): t is string => Boolean(t))
     .slice(0, 64);
   const topical = terms.filter((t) => t.includes(" ") || !STOP_WORDS.has(t.toLowerCase()));
-  const chosen = topical.length ? topical : terms;
-  return chosen.length ? [...new Set(chosen)].map((t) => `"${t}"`).join(" OR ") : null;
+  return [...new Set(topical.length ? topical : terms)];
+}
+
+/** Turns free text into a safe FTS5 query: its terms each quoted (no operator injection), ORed. */
+export function toFtsQuery(text: string): string | null {
+  const terms = queryTerms(text);
+  return terms.length ? terms.map((t) => `"${t}"`).join(" OR ") : null;
 }
 
 export function createKeywordStore(sqlite: Database) {

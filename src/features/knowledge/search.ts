@@ -5,7 +5,7 @@ import type { Db } from "../../platform/db/database";
 import { AppError, invalid } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
 import type { KnowledgeEmbedder } from "./embedder";
-import { fuseScores } from "./fusion";
+import { fuseScores, vectorWeight } from "./fusion";
 import type { KeywordStore } from "./keyword-store";
 import type { VectorStore } from "./vector-store";
 import type { KnowledgeService } from "./service";
@@ -108,7 +108,7 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
         pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
         const kw = keywords.search(kbIds, input.query, n);
         const v = await vectorStage(kbIds, pending, n);
-        ranked = fuseScores(v, kw).slice(0, k);
+        ranked = fuseScores(v, kw, vectorWeight(input.query)).slice(0, k);
       }
       const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
       return hydrate(filtered);

@@ -1,6 +1,6 @@
 // Hybrid fusion: min-max normalised scores of both stages, weighted (bench/retrieval.ts chose the weight).
 import { describe, expect, test } from "bun:test";
-import { fuseScores, VECTOR_WEIGHT } from "../../../src/features/knowledge/fusion";
+import { fuseScores, queryShape, VECTOR_WEIGHT, VECTOR_WEIGHTS, vectorWeight } from "../../../src/features/knowledge/fusion";
 
 describe("fuseScores", () => {
   test("a chunk first in both lists scores 1, one missing from a list gets 0 for it", () => {
@@ -27,3 +27,23 @@ describe("fuseScores", () => {
     expect(fuseScores([{ chunkId: 1, score: 0.5 }, { chunkId: 2, score: 0.5 }], []).map((h) => h.score)).toEqual([VECTOR_WEIGHT, VECTOR_WEIGHT]);
   });
 });
+
+describe("query shape", () => {
+  test("a name or a few words is a lookup, a question naming an identifier is named, other questions are sentences", () => {
+    for (const q of ["samenet", "jit_above_cost", "pg_basebackup --write-recovery-conf", "NULLS NOT DISTINCT unique index", "lag lead"]) expect(queryShape(q)).toBe("lookup");
+    for (const q of ["what does pg_write_server_files allow", "how do I set shared_buffers?", "use REFERENCING NEW TABLE to see every row changed by the statement in one trigger"]) expect(queryShape(q)).toBe("named");
+    for (const q of ["how full does a b-tree pack its pages by default?", "store the result of an expensive query as a materialized view and refresh it later", "median?"]) expect(queryShape(q)).toBe("sentence");
+  });
+
+  test("lookups lean on keywords, sentences on vectors", () => {
+    expect(vectorWeight("samenet")).toBe(VECTOR_WEIGHTS.lookup);
+    expect(VECTOR_WEIGHTS.lookup).toBeLessThan(VECTOR_WEIGHTS.named);
+    expect(VECTOR_WEIGHTS.named).toBeLessThan(VECTOR_WEIGHTS.sentence);
+    // A keyword-only hit of a lookup outranks a vector-only one; in a sentence the other way round.
+    const vector = [{ chunkId: 1, score: 0.9 }, { chunkId: 3, score: 0.1 }];
+    const keyword = [{ chunkId: 2, score: 12 }, { chunkId: 3, score: 1 }];
+    expect(fuseScores(vector, keyword, vectorWeight("jit_above_cost"))[0]!.chunkId).toBe(2);
+    expect(fuseScores(vector, keyword, vectorWeight("when does the planner give up on exhaustive search?"))[0]!.chunkId).toBe(1);
+  });
+});
+

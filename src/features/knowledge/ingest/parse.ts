@@ -6,6 +6,7 @@ import type { XMLParser } from "fast-xml-parser";
 import { jsonDepthExceeds } from "../../../platform/http/body";
 import type { FileFormat } from "./detect";
 import { decodeText, tidy } from "./text";
+import { dropPageFurniture } from "./page-furniture";
 
 export interface Section {
   text: string;
@@ -107,7 +108,7 @@ async function parsePdf(bytes: Uint8Array): Promise<Section[]> {
   } catch (e) {
     throw new ParseError(`not a readable PDF: ${(e as Error).message}`);
   }
-  return pages.map((t, i) => ({ text: tidy(t), page: i + 1, headings: [] })).filter((s) => s.text);
+  return dropPageFurniture(pages.map(tidy)).map((t, i) => ({ text: t.trim(), page: i + 1, headings: [] })).filter((s) => s.text);
 }
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };

@@ -24,7 +24,7 @@ export const EMBED_BATCH = 8;
  * Bump it with any change that cuts differently: at the next start every file cut by an older
  * version is parsed, cut and embedded again (catchUpEmbeddings), without anyone asking.
  */
-export const CHUNKING_VERSION = 1;
+export const CHUNKING_VERSION = 2;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
 const INSERT_BATCH = 200;
 
