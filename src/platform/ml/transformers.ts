@@ -3,6 +3,7 @@
 import "./ort-env";
 import { AutoTokenizer, env, pipeline, type AutomaticSpeechRecognitionPipeline, type FeatureExtractionPipeline } from "@huggingface/transformers";
 import { checkModel, modelSpec } from "./models";
+import { fetchOnlyWhatGenerationReads, loadWhisperSessions } from "./whisper-sessions";
 
 export interface EmbedderOptions {
   modelsDir: string;
@@ -86,7 +87,8 @@ export async function loadTranscriber(opts: TranscriberOptions): Promise<LoadedT
   configure(opts);
   const spec = modelSpec(opts.model);
   const dtype = (spec?.dtype ?? "q8") as "q8";
-  const asr = (await pipeline("automatic-speech-recognition", opts.model, { dtype })) as AutomaticSpeechRecognitionPipeline;
+  const asr = (await loadWhisperSessions(opts, () => pipeline("automatic-speech-recognition", opts.model, { dtype }))) as AutomaticSpeechRecognitionPipeline;
+  fetchOnlyWhatGenerationReads((asr.model as unknown as { sessions: Parameters<typeof fetchOnlyWhatGenerationReads>[0] }).sessions);
   const config = (asr.model as unknown as { generation_config: { lang_to_id?: Record<string, number>; decoder_start_token_id: number } }).generation_config;
   const codeOf = new Map(Object.entries(config.lang_to_id ?? {}).map(([token, id]) => [id, token.replace(/^<\|(.+)\|>$/, "$1")]));
   return {
