@@ -1,5 +1,7 @@
 // The main-thread side of the knowledge inference worker: chunking and embedding requests,
-// and the embedder's state for /health.
+// and the embedder's state for /health. Embedding is sent in small sub-batches, each waiting its
+// lane's turn in the worker, so a workspace's big batch holds back another's request by at most
+// one sub-batch.
 import { createWorkerClient } from "../../platform/ml/worker-client";
 import { isCompiled } from "../../platform/native";
 import type { CheckState } from "../system/health";
@@ -10,10 +12,35 @@ export interface KnowledgeEmbedder {
   readonly model: string;
   status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
   health(): Promise<CheckState>;
-  chunk(sections: Section[]): Promise<{ chunks: Chunk[]; counted: "model" | "estimate" }>;
-  /** One vector per text; rejects when the model is unavailable. */
-  embed(texts: string[]): Promise<{ dim: number; vectors: Float32Array[] }>;
+  /** `lane`: whose turn the request waits for in the worker (a workspace); see embed. */
+  chunk(sections: Section[], lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate" }>;
+  /**
+   * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
+   * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
+   */
+  embed(texts: string[], lane?: string): Promise<{ dim: number; vectors: Float32Array[] }>;
   stop(): Promise<void>;
+}
+
+/**
+ * Characters of text per inference request: one chunk of a file (~250 word pieces, ~40 ms on 2
+ * cores), or a few short texts together. On 2 cores a batch of 1 embeds as many texts a second as a
+ * batch of 8 (per-text time is flat, larger batches only pad more), so throughput does not suffer.
+ */
+export const SUB_BATCH_CHARS = 512;
+/** The lane of search queries and other interactive embeddings: served in turn with ingestion's. */
+export const QUERY_LANE = "query";
+
+/** Consecutive groups of texts of at most SUB_BATCH_CHARS together (one text at least). */
+export function subBatches(texts: string[]): string[][] {
+  const out: string[][] = [];
+  let size = Infinity;
+  for (const t of texts) {
+    if (size + t.length > SUB_BATCH_CHARS) out.push([]), (size = 0);
+    out.at(-1)!.push(t);
+    size += t.length;
+  }
+  return out;
 }
 
 export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
@@ -39,13 +66,15 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    chunk: (sections) => client.call("chunk", { sections, maxTokens: opts.maxTokens }),
-    async embed(texts) {
-      const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts }).catch((e) => {
+    chunk: (sections, lane) => client.call("chunk", { sections, maxTokens: opts.maxTokens }, [], lane),
+    async embed(texts, lane = QUERY_LANE) {
+      // All sub-batches are sent at once: the worker serves them in order, between other lanes' turns.
+      const parts = await Promise.all(subBatches(texts).map((batch) => client.call<{ dim: number; vectors: Float32Array }>("embed", { texts: batch }, [], lane))).catch((e) => {
         ready = undefined;
         throw e;
       });
-      return { dim: r.dim, vectors: texts.map((_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim)) };
+      const dim = parts[0]?.dim ?? 0;
+      return { dim, vectors: parts.flatMap((r) => Array.from({ length: r.vectors.length / r.dim }, (_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim))) };
     },
     stop: () => {
       ready = undefined;

@@ -15,8 +15,9 @@ import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import { ParseError } from "./parse";
 
 /**
- * Texts per embedding call. Small batches pad less and keep ONNX Runtime's arena small: on 2 cores
- * 8 embeds as fast as 32 or faster, and the worker's memory grows ~175 MB instead of ~500 MB.
+ * Chunks embedded per round (vectors and progress written after each). The embedder sends them to
+ * the worker in sub-batches of about one chunk, which wait their workspace's turn there; small
+ * batches also keep ONNX Runtime's arena small (~175 MB for 8 against ~500 MB for 32).
  */
 export const EMBED_BATCH = 8;
 /**
@@ -45,7 +46,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
 
   /** Embeds a file's stored chunks in batches, writing progress between `from` and `to`. */
-  async function embedFile(fileId: string, knowledgeBaseId: string, ctx: JobContext, from: number, to: number) {
+  async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number) {
     const chunks = db
       .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
       .from(knowledgeChunks)
@@ -55,7 +56,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
-      const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text));
+      const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text), lane);
       db.transaction(() => vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! }))));
       setFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
     }
@@ -85,7 +86,9 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       }
       setFile(fileId, { progress: 0.1 });
 
-      const { chunks } = await embedder.chunk(sections);
+      // The workspace is the file's lane in the inference worker: workspaces take turns there too.
+      const lane = `workspace:${file.productId}`;
+      const { chunks } = await embedder.chunk(sections, lane);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       if (chunks.length > maxChunks) {
         throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -121,7 +124,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
       } else {
-        await embedFile(fileId, file.knowledgeBaseId, ctx, 0.2, 1);
+        await embedFile(fileId, file.knowledgeBaseId, lane, ctx, 0.2, 1);
       }
       setFile(fileId, { status: "ready", progress: 1 });
     },
