@@ -1,10 +1,12 @@
 // The in-process job runner: picks durable job rows, taking turns between their groups (workspaces),
 // runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
-// crash left running.
+// crash left running. A job's end is a full (fsynced) commit; its claim is not: a claim lost to a
+// power cut leaves the job queued, which is what start() makes of a running one anyway.
 import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
+import { relaxed } from "../db/relaxed";
 import { jobs } from "./table";
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -19,7 +21,7 @@ export interface JobContext {
 
 export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
 
-/** Called when a job ends for good, so its owner can record the outcome on its own rows. */
+/** Called when a job ends for good, so its owner can record the outcome on its own rows (synchronously: in the job's commit). */
 export type JobFailed = (payload: any, error: string) => void;
 
 interface Registration {
@@ -83,12 +85,14 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       .get();
     if (!next) return undefined;
     served.set(JSON.stringify([kind, turnOf.group]), turn++);
-    return db
-      .update(jobs)
-      .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
-      .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
-      .returning()
-      .get();
+    return relaxed(db, () =>
+      db
+        .update(jobs)
+        .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
+        .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
+        .returning()
+        .get(),
+    );
   };
 
   const finish = (job: JobRow, reg: Registration, error?: unknown) => {
@@ -99,22 +103,24 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
     }
     const message = error instanceof Error ? error.message : String(error);
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
-    db.update(jobs)
-      .set(
-        final
-          ? { status: "failed", lastError: message, updatedAt: now }
-          : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
-      )
-      .where(eq(jobs.id, job.id))
-      .run();
-    if (final) {
-      log.warn("job failed", { kind: job.kind, id: job.id, error: message });
+    // One commit for the job's row and its owner's record of the failure (one fsync, not two).
+    db.transaction((tx) => {
+      tx.update(jobs)
+        .set(
+          final
+            ? { status: "failed", lastError: message, updatedAt: now }
+            : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
+        )
+        .where(eq(jobs.id, job.id))
+        .run();
+      if (!final) return;
       try {
         reg.onFailed?.(job.payload, message);
       } catch (e) {
         log.error("job failure hook failed", { kind: job.kind, id: job.id, error: String(e) });
       }
-    }
+    });
+    if (final) log.warn("job failed", { kind: job.kind, id: job.id, error: message });
   };
 
   const pump = () => {

@@ -2,12 +2,15 @@
 // and keyword rows → embed in batches → vectors, with progress on the file row. Re-running it
 // (after a crash, or to re-embed) starts the file over, so it is safe to repeat. Re-embedding
 // re-chunks too: a new model has its own tokenizer and window, and chunks stored while no model
-// was there were sized by an estimate.
+// was there were sized by an estimate. Its commits skip the fsync (platform/db/relaxed.ts): all of
+// it is redone if lost, and the job's end, a full commit, makes it durable; the file is `ready` only
+// in the last of them, after every chunk and vector.
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
 import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue";
+import { relaxed } from "../../../platform/db/relaxed";
 import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
@@ -42,8 +45,10 @@ interface Deps {
 
 export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
-  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
+  const updateFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
+  /** A step of the job: redone if lost, so no fsync. */
+  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) => relaxed(db, () => updateFile(id, patch));
 
   /** Embeds a file's stored chunks in batches, writing progress between `from` and `to`. */
   async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number) {
@@ -57,8 +62,12 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
       const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text), lane);
-      db.transaction(() => vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! }))));
-      setFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+      relaxed(db, () =>
+        db.transaction(() => {
+          vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! })));
+          updateFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+        }),
+      );
     }
     setFile(fileId, { embeddingModel: embedder.model, embeddedAt: now() });
   }
@@ -96,25 +105,22 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       if (ctx.signal.aborted) throw ctx.signal.reason;
       // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger). The
       // rest is written in short transactions; a crash in between is fine, the job starts over.
-      db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
+      relaxed(db, () => db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run());
       for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        db.insert(knowledgeChunks)
-          .values(
-            chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
-              fileId,
-              knowledgeBaseId: file.knowledgeBaseId,
-              productId: file.productId,
-              ordinal: i + j,
-              text: c.text,
-              page: c.page ?? null,
-              headings: c.headings,
-              charStart: c.charStart,
-              charEnd: c.charEnd,
-              tokens: c.tokens,
-            })),
-          )
-          .run();
+        const rows = chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
+          fileId,
+          knowledgeBaseId: file.knowledgeBaseId,
+          productId: file.productId,
+          ordinal: i + j,
+          text: c.text,
+          page: c.page ?? null,
+          headings: c.headings,
+          charStart: c.charStart,
+          charEnd: c.charEnd,
+          tokens: c.tokens,
+        }));
+        relaxed(db, () => db.insert(knowledgeChunks).values(rows).run());
         await new Promise((resolve) => setImmediate(resolve));
       }
       setFile(fileId, { chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null });
@@ -129,9 +135,9 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       setFile(fileId, { status: "ready", progress: 1 });
     },
 
-    /** Marks a file failed for good (the queue's onFailed hook). */
+    /** Marks a file failed for good (the queue's onFailed hook, in the job's own full commit). */
     failed({ fileId }: { fileId: string }, error: string) {
-      setFile(fileId, { status: "failed", error });
+      updateFile(fileId, { status: "failed", error });
     },
 
     /** Ready files that still lack vectors of the current model, or were cut by an older chunking. */
