@@ -1,12 +1,13 @@
 // The in-process job runner: picks durable job rows, taking turns between their groups (workspaces),
 // runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
-// crash left running. A job's end is a full (fsynced) commit; its claim is not: a claim lost to a
-// power cut leaves the job queued, which is what start() makes of a running one anyway.
+// crash left running. A job's end is durable before the next job of its slot starts (fsynced from the
+// I/O pool when `sync` is given, else by a full commit); its claim is not: a claim lost to a power
+// cut leaves the job queued, which is what start() makes of a running one anyway.
 import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
-import { relaxed } from "../db/relaxed";
+import { relaxed } from "../db/durability";
 import { jobs } from "./table";
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -35,7 +36,11 @@ interface Registration {
 const IDLE_POLL_MS = 1000;
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
 
-export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: Logger }) {
+/**
+ * `sync` makes every commit so far durable off the event loop (platform/db/durability.ts); without
+ * it a job's end is a full commit on the event loop.
+ */
+export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock; log: Logger; sync?: () => Promise<void> }) {
   const kinds = new Map<string, Registration>();
   const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
@@ -95,12 +100,20 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
     );
   };
 
-  const finish = (job: JobRow, reg: Registration, error?: unknown) => {
+  /** The job's end, committed (and the handler's own relaxed commits with it) before it resolves. */
+  const finish = async (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
+    if (!sync) return end(job, reg, failure);
+    relaxed(db, () => end(job, reg, failure));
+    await sync();
+  };
+
+  const end = (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
     const now = new Date(clock.now());
-    if (error === undefined) {
+    if (!failure) {
       db.update(jobs).set({ status: "done", lastError: null, updatedAt: now }).where(eq(jobs.id, job.id)).run();
       return;
     }
+    const { error } = failure;
     const message = error instanceof Error ? error.message : String(error);
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
     // One commit for the job's row and its owner's record of the failure (one fsync, not two).
@@ -131,12 +144,17 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
         if (!job) break;
         const abort = new AbortController();
         const done = (async () => {
+          let failure: { error: unknown } | undefined;
           try {
             await reg.handler(job.payload, { signal: abort.signal, attempt: job.attempts });
-            if (!abort.signal.aborted) finish(job, reg);
-          } catch (e) {
+          } catch (error) {
+            failure = { error };
+          }
+          try {
             // A job stopped by shutdown stays `running`; the next start puts it back in the queue.
-            if (!abort.signal.aborted) finish(job, reg, e);
+            if (!abort.signal.aborted) await finish(job, reg, failure);
+          } catch (e) {
+            log.error("job end not recorded", { kind: job.kind, id: job.id, error: String(e) });
           } finally {
             running.delete(job.id);
             queueMicrotask(pump);

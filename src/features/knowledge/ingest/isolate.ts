@@ -85,10 +85,14 @@ export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limit
   const onAbort = () => kill("ingestion was stopped");
   signal?.addEventListener("abort", onAbort);
   try {
-    child.stdin.write(bytes);
-    await child.stdin.end();
+    // A child killed (or failing) before it read everything breaks the pipe: its exit says why.
+    const fed = (async () => {
+      child.stdin.write(bytes);
+      await child.stdin.end();
+    })().catch(() => undefined);
     const maxOut = limits.maxOutputBytes ?? MAX_OUTPUT_BYTES;
-    const [out, err, code] = await Promise.all([
+    const [, out, err, code] = await Promise.all([
+      fed,
       readCapped(child.stdout, maxOut, () => kill(`the parsed document is more than ${megabytes(maxOut)} (the limit per file)`)),
       readCapped(child.stderr, MAX_ERROR_BYTES, () => kill("the parser wrote too many errors")),
       child.exited,

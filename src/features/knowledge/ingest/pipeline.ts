@@ -10,7 +10,7 @@ import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
 import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue";
-import { relaxed } from "../../../platform/db/relaxed";
+import { relaxed } from "../../../platform/db/durability";
 import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
