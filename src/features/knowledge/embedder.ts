@@ -12,8 +12,12 @@ export interface KnowledgeEmbedder {
   readonly model: string;
   status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
   health(): Promise<CheckState>;
-  /** `lane`: whose turn the request waits for in the worker (a workspace); see embed. */
-  chunk(sections: Section[], lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate" }>;
+  /**
+   * `lane`: whose turn the request waits for in the worker (a workspace); see embed. Chunks of at
+   * most one sub-batch of text come back embedded too (`vectors`, in order): a small file takes one
+   * turn in the worker instead of two, so it waits for another workspace's work once, not twice.
+   */
+  chunk(sections: Section[], lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate"; embedded?: { dim: number; vectors: Float32Array[] } }>;
   /**
    * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
    * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
@@ -43,6 +47,9 @@ export function subBatches(texts: string[]): string[][] {
   return out;
 }
 
+/** One vector per `dim` floats, as views of `flat`. */
+const split = (flat: Float32Array, dim: number) => Array.from({ length: flat.length / dim }, (_, i) => flat.subarray(i * dim, (i + 1) * dim));
+
 export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
   // In the binary the worker is an entry point of its own, named by its path from the project root.
   const url = isCompiled() ? "./src/features/knowledge/ingest/worker.ts" : new URL("./ingest/worker.ts", import.meta.url);
@@ -66,15 +73,18 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    chunk: (sections, lane) => client.call("chunk", { sections, maxTokens: opts.maxTokens }, [], lane),
+    async chunk(sections, lane) {
+      type Reply = { chunks: Chunk[]; counted: "model" | "estimate"; dim?: number; vectors?: Float32Array };
+      const r = await client.call<Reply>("chunk", { sections, maxTokens: opts.maxTokens, embedWithin: SUB_BATCH_CHARS }, [], lane);
+      return { chunks: r.chunks, counted: r.counted, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
+    },
     async embed(texts, lane = QUERY_LANE) {
       // All sub-batches are sent at once: the worker serves them in order, between other lanes' turns.
       const parts = await Promise.all(subBatches(texts).map((batch) => client.call<{ dim: number; vectors: Float32Array }>("embed", { texts: batch }, [], lane))).catch((e) => {
         ready = undefined;
         throw e;
       });
-      const dim = parts[0]?.dim ?? 0;
-      return { dim, vectors: parts.flatMap((r) => Array.from({ length: r.vectors.length / r.dim }, (_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim))) };
+      return { dim: parts[0]?.dim ?? 0, vectors: parts.flatMap((r) => split(r.vectors, r.dim)) };
     },
     stop: () => {
       ready = undefined;

@@ -44,4 +44,15 @@ describe("embedding lanes", () => {
     const again = await embedder.embed([aTexts[7]!], "workspace:C");
     expect([...ra.vectors[7]!].map((x) => x.toFixed(4))).toEqual([...again.vectors[0]!].map((x) => x.toFixed(4)));
   }, 60_000);
+
+  test("a small document comes back from chunking embedded; a larger one does not", async () => {
+    const small = await embedder.chunk([{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "workspace:B");
+    expect(small.chunks).toHaveLength(1);
+    expect(small.embedded?.vectors).toHaveLength(1);
+    const direct = await embedder.embed([small.chunks[0]!.text]);
+    expect([...small.embedded!.vectors[0]!].map((x) => x.toFixed(4))).toEqual([...direct.vectors[0]!].map((x) => x.toFixed(4)));
+    const large = await embedder.chunk([{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "workspace:A");
+    expect(large.chunks.length).toBeGreaterThan(1);
+    expect(large.embedded).toBeUndefined();
+  }, 60_000);
 });

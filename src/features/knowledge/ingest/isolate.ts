@@ -50,16 +50,18 @@ async function readCapped(stream: ReadableStream<Uint8Array>, max: number, over:
 const PARSE_COMMAND = "__parse";
 
 /**
- * The parser runs at a lower priority (nice 10, as inference does): on 2 cores a parse that takes
- * its full time budget would otherwise take a core from the HTTP thread, and requests wait for a
- * time slice. `nice` sets it before the child's first instruction, so all of its threads inherit it.
+ * The parser runs at a lower priority than the HTTP thread and a higher one than inference (nice 10):
+ * a parse that takes its full time budget must not take a core from requests, nor may another
+ * workspace's small upload wait behind a busy embedding worker to be parsed. `nice` sets it before
+ * the child's first instruction, so all of its threads inherit it.
  */
 const NICE = Bun.which("nice");
+const PARSER_NICE = "5";
 
 function command(format: FileFormat): string[] {
   // The compiled binary is its own entry point; in development the entry is src/main.ts.
   const parser = isCompiled() ? [process.execPath, PARSE_COMMAND, format] : [process.execPath, join(import.meta.dir, "../../../main.ts"), PARSE_COMMAND, format];
-  return NICE ? [NICE, "-n", "10", ...parser] : parser;
+  return NICE ? [NICE, "-n", PARSER_NICE, ...parser] : parser;
 }
 
 function rssOf(pid: number): number {

@@ -50,8 +50,11 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
   /** A step of the job: redone if lost, so no fsync. */
   const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) => relaxed(db, () => updateFile(id, patch));
 
-  /** Embeds a file's stored chunks in batches, writing progress between `from` and `to`. */
-  async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number) {
+  /**
+   * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
+   * their vectors already, in order (a small file, embedded with its chunking).
+   */
+  async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
     const chunks = db
       .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
       .from(knowledgeChunks)
@@ -61,7 +64,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
-      const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text), lane);
+      const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => c.text), lane);
       relaxed(db, () =>
         db.transaction(() => {
           vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! })));
@@ -97,7 +100,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
       const lane = `workspace:${file.productId}`;
-      const { chunks } = await embedder.chunk(sections, lane);
+      const { chunks, embedded } = await embedder.chunk(sections, lane);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       if (chunks.length > maxChunks) {
         throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -130,7 +133,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
       } else {
-        await embedFile(fileId, file.knowledgeBaseId, lane, ctx, 0.2, 1);
+        await embedFile(fileId, file.knowledgeBaseId, lane, ctx, 0.2, 1, embedded);
       }
       setFile(fileId, { status: "ready", progress: 1 });
     },
