@@ -57,7 +57,9 @@ serveWorker({
     const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
     const chunks = chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count });
     const small = embedder && chunks.length > 0 && chunks.reduce((n, c) => n + c.text.length, 0) <= embedWithin;
-    return { chunks, counted: embedder ? "model" : "estimate", ...(small ? await embedAll(embedder, chunks.map((c) => c.text)) : {}) };
+    // A failed embedding here is retried by the ingestion's own embed step.
+    const embedded = small ? await embedAll(embedder, chunks.map((c) => c.text)).catch(() => ({})) : {};
+    return { chunks, counted: embedder ? "model" : "estimate", ...embedded };
   },
 
   async embed({ texts }: { texts: string[] }) {
