@@ -125,7 +125,7 @@ export function serveWorker(handlers: Record<string, (args: any) => Promise<unkn
       if (stopping) {
         queue.clear();
         await answer(stopping, handlers.quiesce ?? (() => null));
-        break;
+        return; // still busy: nothing runs after this
       }
       const req = queue.shift();
       if (!req) break;
