@@ -86,7 +86,7 @@ async function run(ctx: SuiteContext) {
     const notes = [
       ...targets.notes,
       `A's backlog: ${BACKLOG.files} files of ${BACKLOG.sections}×${BACKLOG.paragraphs} paragraphs each; A files not ready when B uploaded: ${aWaiting.join(", ")}; ${aReadyAfter} of A's files ready by the end`,
-      "Ingestion runs two files at once, at most one per workspace; B's upload takes the free slot and shares the embedding worker batch by batch",
+      "Ingestion runs two files at once, at most one per workspace; B's upload takes the free slot, and in the inference worker its request waits for at most the one-chunk sub-batch of A in progress (lanes per workspace, served in turns); a one-chunk file is chunked and embedded in one turn",
     ];
     return { measurements, info: { mode: targets.mode, backlog: BACKLOG, rounds: ROUNDS, solo, loaded, aWaiting }, notes };
   } finally {

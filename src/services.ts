@@ -15,6 +15,7 @@ import { createActivityService } from "./features/activity/service";
 import { createHealthRegistry } from "./features/system/health";
 import { backupDatabase } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
+import { createWalSync } from "./platform/db/durability";
 import { createKnowledgeService, INGEST_JOB, EMBED_JOB } from "./features/knowledge/service";
 import { createKnowledgeEmbedder } from "./features/knowledge/embedder";
 import { createVectorStore } from "./features/knowledge/vector-store";
@@ -65,7 +66,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     audit: tokenAudit,
     organizationOf: (productId) => workspaces.organizationOf(productId),
   });
-  const jobs = createJobQueue({ db, clock, log });
+  // Commits whose fsync runs on the I/O pool instead of the event loop: a job's end, an upload.
+  const sync = createWalSync(storage.path);
+  const jobs = createJobQueue({ db, clock, log, sync });
   const embeddingSpec = modelSpec(config.embeddingModel);
   const embedder = createKnowledgeEmbedder({
     modelsDir: config.modelsDir,
@@ -80,7 +83,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const fairIngestion = { concurrency: 2, perGroup: 1, onFailed: ingestion.failed };
   jobs.register(INGEST_JOB, ingestion.ingest, fairIngestion);
   jobs.register(EMBED_JOB, ingestion.ingest, fairIngestion);
-  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
+  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, sync, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });

@@ -1,5 +1,7 @@
 // The main-thread side of the knowledge inference worker: chunking and embedding requests,
-// and the embedder's state for /health.
+// and the embedder's state for /health. Embedding is sent in small sub-batches, each waiting its
+// lane's turn in the worker, so a workspace's big batch holds back another's request by at most
+// one sub-batch.
 import { createWorkerClient } from "../../platform/ml/worker-client";
 import { isCompiled } from "../../platform/native";
 import { modelPresence } from "../../platform/ml/models";
@@ -11,11 +13,43 @@ export interface KnowledgeEmbedder {
   readonly model: string;
   status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
   health(): Promise<CheckState>;
-  chunk(sections: Section[]): Promise<{ chunks: Chunk[]; counted: "model" | "estimate" }>;
-  /** One vector per text; rejects when the model is unavailable. */
-  embed(texts: string[]): Promise<{ dim: number; vectors: Float32Array[] }>;
+  /**
+   * `lane`: whose turn the request waits for in the worker (a workspace); see embed. Chunks of at
+   * most one sub-batch of text come back embedded too (`vectors`, in order): a small file takes one
+   * turn in the worker instead of two, so it waits for another workspace's work once, not twice.
+   */
+  chunk(sections: Section[], lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate"; embedded?: { dim: number; vectors: Float32Array[] } }>;
+  /**
+   * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
+   * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
+   */
+  embed(texts: string[], lane?: string): Promise<{ dim: number; vectors: Float32Array[] }>;
   stop(): Promise<void>;
 }
+
+/**
+ * Characters of text per inference request: one chunk of a file (~250 word pieces, ~40 ms on 2
+ * cores), or a few short texts together. On 2 cores a batch of 1 embeds as many texts a second as a
+ * batch of 8 (per-text time is flat, larger batches only pad more), so throughput does not suffer.
+ */
+export const SUB_BATCH_CHARS = 512;
+/** The lane of search queries and other interactive embeddings: served in turn with ingestion's. */
+export const QUERY_LANE = "query";
+
+/** Consecutive groups of texts of at most SUB_BATCH_CHARS together (one text at least). */
+export function subBatches(texts: string[]): string[][] {
+  const out: string[][] = [];
+  let size = Infinity;
+  for (const t of texts) {
+    if (size + t.length > SUB_BATCH_CHARS) out.push([]), (size = 0);
+    out.at(-1)!.push(t);
+    size += t.length;
+  }
+  return out;
+}
+
+/** One vector per `dim` floats, as views of `flat`. */
+const split = (flat: Float32Array, dim: number) => Array.from({ length: flat.length / dim }, (_, i) => flat.subarray(i * dim, (i + 1) * dim));
 
 export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
   // In the binary the worker is an entry point of its own, named by its path from the project root.
@@ -47,17 +81,20 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    chunk: (sections) => {
+    async chunk(sections, lane) {
       asked = true;
-      return client.call("chunk", { sections, maxTokens: opts.maxTokens });
+      type Reply = { chunks: Chunk[]; counted: "model" | "estimate"; dim?: number; vectors?: Float32Array };
+      const r = await client.call<Reply>("chunk", { sections, maxTokens: opts.maxTokens, embedWithin: SUB_BATCH_CHARS }, [], lane);
+      return { chunks: r.chunks, counted: r.counted, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
     },
-    async embed(texts) {
+    async embed(texts, lane = QUERY_LANE) {
       asked = true;
-      const r = await client.call<{ dim: number; vectors: Float32Array }>("embed", { texts }).catch((e) => {
+      // All sub-batches are sent at once: the worker serves them in order, between other lanes' turns.
+      const parts = await Promise.all(subBatches(texts).map((batch) => client.call<{ dim: number; vectors: Float32Array }>("embed", { texts: batch }, [], lane))).catch((e) => {
         ready = undefined;
         throw e;
       });
-      return { dim: r.dim, vectors: texts.map((_, i) => r.vectors.subarray(i * r.dim, (i + 1) * r.dim)) };
+      return { dim: parts[0]?.dim ?? 0, vectors: parts.flatMap((r) => split(r.vectors, r.dim)) };
     },
     stop: () => {
       ready = undefined;

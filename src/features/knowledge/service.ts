@@ -6,6 +6,7 @@ import type { Clock } from "../../platform/clock";
 import { AppError, conflict, notFound, tooLarge } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
+import { relaxed } from "../../platform/db/durability";
 import type { JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
 import { knowledgeBases, knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "./table";
@@ -30,13 +31,24 @@ interface Deps {
   workspaces: WorkspacesService;
   jobs: JobQueue;
   embedding: EmbeddingIdentity;
+  /** Makes commits so far durable off the event loop (platform/db/durability.ts); without it uploads are full commits. */
+  sync?: () => Promise<void>;
 }
 
 const unsupported = (name: string) =>
   new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
 
-export function createKnowledgeService({ db, clock, workspaces, jobs, embedding }: Deps) {
+export function createKnowledgeService({ db, clock, workspaces, jobs, embedding, sync }: Deps) {
   const now = () => new Date(clock.now());
+  /**
+   * An acknowledged write (an upload and its job): durable before the caller answers. The fsync runs
+   * on the I/O pool, so the event loop serves other requests meanwhile; they may see the rows first.
+   */
+  const commitDurably = async (write: () => void) => {
+    if (!sync) return write();
+    relaxed(db, write);
+    await sync();
+  };
 
   const ensureDefault = (productId: string): KnowledgeBaseRow => {
     const existing = db
@@ -182,7 +194,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
      * Stores an upload and queues its ingestion in one transaction. The same bytes in the same
      * knowledge base return the existing record (`duplicate: true`) instead of a second copy.
      */
-    upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; bytes: Uint8Array }) {
+    async upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; bytes: Uint8Array }) {
       let kb: KnowledgeBaseRow;
       if (input.knowledgeBaseId) kb = requireBase(principal, input.knowledgeBaseId);
       else {
@@ -215,17 +227,19 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
         createdAt: now(),
         updatedAt: now(),
       };
-      db.transaction((tx) => {
-        tx.insert(knowledgeFiles).values(row).run();
-        tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
-        jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
-      });
+      await commitDurably(() =>
+        db.transaction((tx) => {
+          tx.insert(knowledgeFiles).values(row).run();
+          tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
+          jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
+        }),
+      );
       jobs.wake();
       return { file: row, duplicate: false };
     },
 
     /** Replaces a file's bytes (re-ingested from scratch) and/or renames it. */
-    replaceFile(principal: Principal, id: string, input: { name?: string; bytes?: Uint8Array }): KnowledgeFileRow {
+    async replaceFile(principal: Principal, id: string, input: { name?: string; bytes?: Uint8Array }): Promise<KnowledgeFileRow> {
       const file = requireFile(principal, id);
       const name = input.name?.trim().slice(0, 255) || file.name;
       if (!input.bytes) {
@@ -255,12 +269,14 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding 
         embeddedAt: null,
         updatedAt: now(),
       };
-      db.transaction((tx) => {
-        tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
-        tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
-        tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
-        jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
-      });
+      await commitDurably(() =>
+        db.transaction((tx) => {
+          tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
+          tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
+          tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
+          jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
+        }),
+      );
       jobs.wake();
       return { ...file, ...next };
     },

@@ -1,10 +1,13 @@
 // The in-process job runner: picks durable job rows, taking turns between their groups (workspaces),
 // runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
-// crash left running.
+// crash left running. A job's end is durable before the next job of its slot starts (fsynced from the
+// I/O pool when `sync` is given, else by a full commit); its claim is not: a claim lost to a power
+// cut leaves the job queued, which is what start() makes of a running one anyway.
 import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
+import { relaxed } from "../db/durability";
 import { jobs } from "./table";
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -19,7 +22,7 @@ export interface JobContext {
 
 export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
 
-/** Called when a job ends for good, so its owner can record the outcome on its own rows. */
+/** Called when a job ends for good, so its owner can record the outcome on its own rows (synchronously: in the job's commit). */
 export type JobFailed = (payload: any, error: string) => void;
 
 interface Registration {
@@ -33,7 +36,11 @@ interface Registration {
 const IDLE_POLL_MS = 1000;
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
 
-export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: Logger }) {
+/**
+ * `sync` makes every commit so far durable off the event loop (platform/db/durability.ts); without
+ * it a job's end is a full commit on the event loop.
+ */
+export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock; log: Logger; sync?: () => Promise<void> }) {
   const kinds = new Map<string, Registration>();
   const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
@@ -83,38 +90,50 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
       .get();
     if (!next) return undefined;
     served.set(JSON.stringify([kind, turnOf.group]), turn++);
-    return db
-      .update(jobs)
-      .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
-      .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
-      .returning()
-      .get();
+    return relaxed(db, () =>
+      db
+        .update(jobs)
+        .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
+        .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
+        .returning()
+        .get(),
+    );
   };
 
-  const finish = (job: JobRow, reg: Registration, error?: unknown) => {
+  /** The job's end, committed (and the handler's own relaxed commits with it) before it resolves. */
+  const finish = async (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
+    if (!sync) return end(job, reg, failure);
+    relaxed(db, () => end(job, reg, failure));
+    await sync();
+  };
+
+  const end = (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
     const now = new Date(clock.now());
-    if (error === undefined) {
+    if (!failure) {
       db.update(jobs).set({ status: "done", lastError: null, updatedAt: now }).where(eq(jobs.id, job.id)).run();
       return;
     }
+    const { error } = failure;
     const message = error instanceof Error ? error.message : String(error);
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
-    db.update(jobs)
-      .set(
-        final
-          ? { status: "failed", lastError: message, updatedAt: now }
-          : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
-      )
-      .where(eq(jobs.id, job.id))
-      .run();
-    if (final) {
-      log.warn("job failed", { kind: job.kind, id: job.id, error: message });
+    // One commit for the job's row and its owner's record of the failure (one fsync, not two).
+    db.transaction((tx) => {
+      tx.update(jobs)
+        .set(
+          final
+            ? { status: "failed", lastError: message, updatedAt: now }
+            : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
+        )
+        .where(eq(jobs.id, job.id))
+        .run();
+      if (!final) return;
       try {
         reg.onFailed?.(job.payload, message);
       } catch (e) {
         log.error("job failure hook failed", { kind: job.kind, id: job.id, error: String(e) });
       }
-    }
+    });
+    if (final) log.warn("job failed", { kind: job.kind, id: job.id, error: message });
   };
 
   const pump = () => {
@@ -125,12 +144,17 @@ export function createJobQueue({ db, clock, log }: { db: Db; clock: Clock; log: 
         if (!job) break;
         const abort = new AbortController();
         const done = (async () => {
+          let failure: { error: unknown } | undefined;
           try {
             await reg.handler(job.payload, { signal: abort.signal, attempt: job.attempts });
-            if (!abort.signal.aborted) finish(job, reg);
-          } catch (e) {
+          } catch (error) {
+            failure = { error };
+          }
+          try {
             // A job stopped by shutdown stays `running`; the next start puts it back in the queue.
-            if (!abort.signal.aborted) finish(job, reg, e);
+            if (!abort.signal.aborted) await finish(job, reg, failure);
+          } catch (e) {
+            log.error("job end not recorded", { kind: job.kind, id: job.id, error: String(e) });
           } finally {
             running.delete(job.id);
             queueMicrotask(pump);

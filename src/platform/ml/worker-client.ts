@@ -1,9 +1,14 @@
-// Request/response over a Bun Worker: ids, transferable results, errors as Errors, and a fresh
-// worker after a crash (pending calls fail; the next call starts a new one).
+// Request/response over a Bun Worker: ids, transferable results, errors as Errors, a fresh
+// worker after a crash (pending calls fail; the next call starts a new one), and requests served
+// in turns between lanes.
+import { createLaneQueue } from "./lane-queue";
+
 export interface WorkerRequest {
   id: number;
   op: string;
   args: unknown;
+  /** Requests of different lanes are served in turns; one lane's are served in order. */
+  lane?: string;
 }
 
 /** A failure carries the HTTP status and code of an error that has them (a 413 from a decoder), so the caller can answer it as is. */
@@ -53,17 +58,19 @@ export function createWorkerClient(url: URL | string, init: unknown) {
   };
 
   return {
-    call<T>(op: string, args: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
+    /** `lane` names whose turn the request waits for (a workspace): lanes take turns in the worker. */
+    call<T>(op: string, args: unknown, transfer: ArrayBuffer[] = [], lane?: string): Promise<T> {
       worker ??= start();
       const id = nextId++;
       return new Promise<T>((resolve, reject) => {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-        worker!.postMessage({ id, op, args } satisfies WorkerRequest, transfer);
+        worker!.postMessage({ id, op, args, ...(lane === undefined ? {} : { lane }) } satisfies WorkerRequest, transfer);
       });
     },
     /**
      * Stops the worker once what it is doing has settled (at most `graceMs`): terminating it while
      * ONNX Runtime creates a session aborts the whole process (a native exception in a dying thread).
+     * The worker answers `quiesce` after the request in progress and then starts no other.
      */
     async stop(graceMs = 10_000) {
       const w = worker;
@@ -82,36 +89,55 @@ export function createWorkerClient(url: URL | string, init: unknown) {
 
 export type WorkerClient = ReturnType<typeof createWorkerClient>;
 
-/** The worker side: answers requests with the handlers given; `init` arrives first. */
+/**
+ * The worker side: answers requests with the handlers given; `init` arrives first. `quiesce` is
+ * served before any waiting request and, once answered (after the worker's own `quiesce` handler,
+ * if any), the worker takes no more work: it is about to be terminated.
+ */
 export function serveWorker(handlers: Record<string, (args: any) => Promise<unknown> | unknown>) {
-  const queue: WorkerRequest[] = [];
+  const queue = createLaneQueue<WorkerRequest>();
   let busy = false;
+  /** The `quiesce` request, once it came: answered after the request in progress, then nothing more. */
+  let stopping: WorkerRequest | undefined;
+
+  const answer = async (req: WorkerRequest, handler = handlers[req.op]) => {
+    try {
+      if (!handler) throw new Error(`unknown operation ${req.op}`);
+      const result = await handler(req.args);
+      const transfer = transferablesOf(result);
+      postMessage({ id: req.id, ok: true, result } satisfies WorkerReply, transfer);
+    } catch (e) {
+      const { status, code } = (e ?? {}) as { status?: unknown; code?: unknown };
+      postMessage({
+        id: req.id,
+        ok: false,
+        error: e instanceof Error ? e.message : String(e),
+        ...(typeof status === "number" && typeof code === "string" ? { status, code } : {}),
+      } satisfies WorkerReply);
+    }
+  };
+
   // One request at a time: inference is CPU-bound, and ONNX Runtime already uses both cores.
   const drain = async () => {
     if (busy) return;
     busy = true;
-    while (queue.length) {
-      const req = queue.shift()!;
-      try {
-        const handler = handlers[req.op];
-        if (!handler) throw new Error(`unknown operation ${req.op}`);
-        const result = await handler(req.args);
-        const transfer = transferablesOf(result);
-        postMessage({ id: req.id, ok: true, result } satisfies WorkerReply, transfer);
-      } catch (e) {
-        const { status, code } = (e ?? {}) as { status?: unknown; code?: unknown };
-        postMessage({
-          id: req.id,
-          ok: false,
-          error: e instanceof Error ? e.message : String(e),
-          ...(typeof status === "number" && typeof code === "string" ? { status, code } : {}),
-        } satisfies WorkerReply);
+    for (;;) {
+      if (stopping) {
+        queue.clear();
+        await answer(stopping, handlers.quiesce ?? (() => null));
+        return; // still busy: nothing runs after this
       }
+      const req = queue.shift();
+      if (!req) break;
+      await answer(req);
+      // A turn of the event loop: messages that came during that request are queued before the next pick.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     busy = false;
   };
   (globalThis as unknown as { onmessage: (ev: MessageEvent<WorkerRequest>) => void }).onmessage = (ev) => {
-    queue.push(ev.data);
+    if (ev.data.op === "quiesce") stopping = ev.data;
+    else if (!stopping) queue.push(ev.data.lane ?? "", ev.data);
     void drain();
   };
 }

@@ -40,7 +40,8 @@ describe("hostile files", () => {
     expectParseFailure(result);
     expect(ms).toBeLessThan(LIMITS.timeoutMs + 2000);
     expect(worstGapMs).toBeLessThan(250);
-  });
+    // The parser runs at nice 5: on a busy machine it takes longer to reach the cap (the time cap holds).
+  }, LIMITS.timeoutMs + 5000);
 
   test("a billion-laughs XML is refused without expanding anything", async () => {
     const { result, ms } = await whileResponsive(() => parseIsolated("xml", billionLaughs(), LIMITS));

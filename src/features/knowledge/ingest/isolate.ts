@@ -49,9 +49,19 @@ async function readCapped(stream: ReadableStream<Uint8Array>, max: number, over:
 
 const PARSE_COMMAND = "__parse";
 
+/**
+ * The parser runs at a lower priority than the HTTP thread and a higher one than inference (nice 10):
+ * a parse that takes its full time budget must not take a core from requests, nor may another
+ * workspace's small upload wait behind a busy embedding worker to be parsed. `nice` sets it before
+ * the child's first instruction, so all of its threads inherit it.
+ */
+const NICE = Bun.which("nice");
+const PARSER_NICE = "5";
+
 function command(format: FileFormat): string[] {
   // The compiled binary is its own entry point; in development the entry is src/main.ts.
-  return isCompiled() ? [process.execPath, PARSE_COMMAND, format] : [process.execPath, join(import.meta.dir, "../../../main.ts"), PARSE_COMMAND, format];
+  const parser = isCompiled() ? [process.execPath, PARSE_COMMAND, format] : [process.execPath, join(import.meta.dir, "../../../main.ts"), PARSE_COMMAND, format];
+  return NICE ? [NICE, "-n", PARSER_NICE, ...parser] : parser;
 }
 
 function rssOf(pid: number): number {
@@ -77,10 +87,14 @@ export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limit
   const onAbort = () => kill("ingestion was stopped");
   signal?.addEventListener("abort", onAbort);
   try {
-    child.stdin.write(bytes);
-    await child.stdin.end();
+    // A child killed (or failing) before it read everything breaks the pipe: its exit says why.
+    const fed = (async () => {
+      child.stdin.write(bytes);
+      await child.stdin.end();
+    })().catch(() => undefined);
     const maxOut = limits.maxOutputBytes ?? MAX_OUTPUT_BYTES;
-    const [out, err, code] = await Promise.all([
+    const [, out, err, code] = await Promise.all([
+      fed,
       readCapped(child.stdout, maxOut, () => kill(`the parsed document is more than ${megabytes(maxOut)} (the limit per file)`)),
       readCapped(child.stderr, MAX_ERROR_BYTES, () => kill("the parser wrote too many errors")),
       child.exited,

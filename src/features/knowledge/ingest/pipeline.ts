@@ -2,12 +2,15 @@
 // and keyword rows → embed in batches → vectors, with progress on the file row. Re-running it
 // (after a crash, or to re-embed) starts the file over, so it is safe to repeat. Re-embedding
 // re-chunks too: a new model has its own tokenizer and window, and chunks stored while no model
-// was there were sized by an estimate.
+// was there were sized by an estimate. Its commits skip the fsync (platform/db/relaxed.ts): all of
+// it is redone if lost, and the job's end, a full commit, makes it durable; the file is `ready` only
+// in the last of them, after every chunk and vector.
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
 import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue";
+import { relaxed } from "../../../platform/db/durability";
 import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
@@ -15,8 +18,9 @@ import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import { ParseError } from "./parse";
 
 /**
- * Texts per embedding call. Small batches pad less and keep ONNX Runtime's arena small: on 2 cores
- * 8 embeds as fast as 32 or faster, and the worker's memory grows ~175 MB instead of ~500 MB.
+ * Chunks embedded per round (vectors and progress written after each). The embedder sends them to
+ * the worker in sub-batches of about one chunk, which wait their workspace's turn there; small
+ * batches also keep ONNX Runtime's arena small (~175 MB for 8 against ~500 MB for 32).
  */
 export const EMBED_BATCH = 8;
 /**
@@ -41,11 +45,16 @@ interface Deps {
 
 export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
-  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
+  const updateFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
+  /** A step of the job: redone if lost, so no fsync. */
+  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) => relaxed(db, () => updateFile(id, patch));
 
-  /** Embeds a file's stored chunks in batches, writing progress between `from` and `to`. */
-  async function embedFile(fileId: string, knowledgeBaseId: string, ctx: JobContext, from: number, to: number) {
+  /**
+   * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
+   * their vectors already, in order (a small file, embedded with its chunking).
+   */
+  async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
     const chunks = db
       .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
       .from(knowledgeChunks)
@@ -55,9 +64,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
-      const { dim, vectors: vs } = await embedder.embed(batch.map((c) => c.text));
-      db.transaction(() => vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! }))));
-      setFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+      const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => c.text), lane);
+      relaxed(db, () =>
+        db.transaction(() => {
+          vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! })));
+          updateFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+        }),
+      );
     }
     setFile(fileId, { embeddingModel: embedder.model, embeddedAt: now() });
   }
@@ -85,7 +98,9 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       }
       setFile(fileId, { progress: 0.1 });
 
-      const { chunks } = await embedder.chunk(sections);
+      // The workspace is the file's lane in the inference worker: workspaces take turns there too.
+      const lane = `workspace:${file.productId}`;
+      const { chunks, embedded } = await embedder.chunk(sections, lane);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       if (chunks.length > maxChunks) {
         throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -93,25 +108,22 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
       if (ctx.signal.aborted) throw ctx.signal.reason;
       // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger). The
       // rest is written in short transactions; a crash in between is fine, the job starts over.
-      db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run();
+      relaxed(db, () => db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run());
       for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        db.insert(knowledgeChunks)
-          .values(
-            chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
-              fileId,
-              knowledgeBaseId: file.knowledgeBaseId,
-              productId: file.productId,
-              ordinal: i + j,
-              text: c.text,
-              page: c.page ?? null,
-              headings: c.headings,
-              charStart: c.charStart,
-              charEnd: c.charEnd,
-              tokens: c.tokens,
-            })),
-          )
-          .run();
+        const rows = chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
+          fileId,
+          knowledgeBaseId: file.knowledgeBaseId,
+          productId: file.productId,
+          ordinal: i + j,
+          text: c.text,
+          page: c.page ?? null,
+          headings: c.headings,
+          charStart: c.charStart,
+          charEnd: c.charEnd,
+          tokens: c.tokens,
+        }));
+        relaxed(db, () => db.insert(knowledgeChunks).values(rows).run());
         await new Promise((resolve) => setImmediate(resolve));
       }
       setFile(fileId, { chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null });
@@ -121,14 +133,14 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
       } else {
-        await embedFile(fileId, file.knowledgeBaseId, ctx, 0.2, 1);
+        await embedFile(fileId, file.knowledgeBaseId, lane, ctx, 0.2, 1, embedded);
       }
       setFile(fileId, { status: "ready", progress: 1 });
     },
 
-    /** Marks a file failed for good (the queue's onFailed hook). */
+    /** Marks a file failed for good (the queue's onFailed hook, in the job's own full commit). */
     failed({ fileId }: { fileId: string }, error: string) {
-      setFile(fileId, { status: "failed", error });
+      updateFile(fileId, { status: "failed", error });
     },
 
     /** Ready files that still lack vectors of the current model, or were cut by an older chunking. */

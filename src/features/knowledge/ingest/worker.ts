@@ -50,19 +50,28 @@ serveWorker({
   // Answered after the model load has settled, so the worker is never terminated mid-load.
   quiesce: async () => void (await loading?.catch(() => undefined)),
 
-  async chunk({ sections, maxTokens }: { sections: Section[]; maxTokens: number }) {
+  /** Chunks; when their text is at most `embedWithin` characters, embeds them in the same turn. */
+  async chunk({ sections, maxTokens, embedWithin = 0 }: { sections: Section[]; maxTokens: number; embedWithin?: number }) {
     const embedder = await loading?.catch(() => undefined);
     const count = embedder ? embedder.countTokens : estimateTokens;
     const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
-    return { chunks: chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count }), counted: embedder ? "model" : "estimate" };
+    const chunks = chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count });
+    const small = embedder && chunks.length > 0 && chunks.reduce((n, c) => n + c.text.length, 0) <= embedWithin;
+    // A failed embedding here is retried by the ingestion's own embed step.
+    const embedded = small ? await embedAll(embedder, chunks.map((c) => c.text)).catch(() => ({})) : {};
+    return { chunks, counted: embedder ? "model" : "estimate", ...embedded };
   },
 
   async embed({ texts }: { texts: string[] }) {
     if (!loading) throw new Error("embedder not initialised");
-    const embedder = await loading;
-    const vectors = await embedder.embed(texts);
-    const flat = new Float32Array(vectors.length * embedder.dim);
-    vectors.forEach((v, i) => flat.set(v, i * embedder.dim));
-    return { dim: embedder.dim, model: embedder.model, vectors: flat };
+    return embedAll(await loading, texts);
   },
 });
+
+/** The vectors of `texts` in one Float32Array (transferred, not copied, to the main thread). */
+async function embedAll(embedder: LoadedEmbedder, texts: string[]) {
+  const vectors = await embedder.embed(texts);
+  const flat = new Float32Array(vectors.length * embedder.dim);
+  vectors.forEach((v, i) => flat.set(v, i * embedder.dim));
+  return { dim: embedder.dim, model: embedder.model, vectors: flat };
+}

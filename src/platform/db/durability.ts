@@ -1,0 +1,68 @@
+// Commits that do not hold the HTTP thread in an fsync (5–30 ms on a busy disk, while every
+// request waits): relaxed() commits without one, for work that is redone when lost (a job's chunks,
+// vectors, progress, its claim); walSync() makes every commit so far durable from a thread of the
+// I/O pool, for writes acknowledged once it resolves (an upload's 202, a job's end).
+//
+// Why this keeps the guarantees: in WAL mode a commit with synchronous = NORMAL is written to the
+// WAL with write() before it returns, so a crash or kill -9 of Hearth loses nothing. A power cut
+// may lose the last such commits, but WAL frames are ordered: the next FULL commit (the job's end,
+// or any acknowledged write) makes every earlier one durable, and what is lost without one is only
+// work the job queue runs again (a job that did not reach `done` is queued again at start).
+import { open } from "node:fs/promises";
+import { sql } from "drizzle-orm";
+import type { Db } from "./database";
+
+/** Runs `fn` (synchronous: nothing else may commit meanwhile) with commits that skip the fsync. */
+export function relaxed<T>(db: Db, fn: () => T): T {
+  const level = db.values<[number]>(sql`PRAGMA synchronous`)[0]?.[0];
+  if (level === undefined || level <= 1) return fn(); // already OFF or NORMAL
+  db.run(sql`PRAGMA synchronous = NORMAL`);
+  try {
+    const result = fn();
+    if (result instanceof Promise) throw new Error("relaxed() takes a synchronous function");
+    return result;
+  } finally {
+    db.run(sql.raw(`PRAGMA synchronous = ${level}`));
+  }
+}
+
+/**
+ * What SQLite's FULL commit does, off the event loop: fdatasync of the database's WAL file (where
+ * every commit is, in order, until a checkpoint, which syncs the database file itself first).
+ * Calls while one runs share the next (group commit): one that started before a caller's commit
+ * cannot cover it.
+ */
+export function createWalSync(dbPath: string): () => Promise<void> {
+  const wal = `${dbPath}-wal`;
+  let inFlight: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const once = async () => {
+    const file = await open(wal, "r").catch((e: NodeJS.ErrnoException) => {
+      if (e.code === "ENOENT") return undefined; // no WAL: the last connection checkpointed it into the synced database
+      throw e;
+    });
+    if (!file) return;
+    try {
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+  };
+  const start = () => {
+    const p = once();
+    inFlight = p;
+    p.finally(() => inFlight === p && (inFlight = undefined)).catch(() => undefined);
+    return p;
+  };
+  return () => {
+    if (queued) return queued;
+    if (!inFlight) return start();
+    queued = inFlight
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    return queued;
+  };
+}

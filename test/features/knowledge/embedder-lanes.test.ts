@@ -1,0 +1,58 @@
+// Workspaces share the one inference worker fairly: a small embedding of workspace B waits for at
+// most one sub-batch of workspace A's big batch, not for all of it (the real model).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
+
+const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
+const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
+const chunkText = (i: number) => Array.from({ length: 40 }, (_, j) => `record ${i}-${j} of the archive`).join(", ");
+
+describe("sub-batches", () => {
+  test("about one chunk each, short texts together, order kept", () => {
+    const long = "x".repeat(SUB_BATCH_CHARS + 10);
+    expect(subBatches([long, "a", "b", long, "c"])).toEqual([[long], ["a", "b"], [long], ["c"]]);
+    expect(subBatches([])).toEqual([]);
+    expect(subBatches(Array.from({ length: 100 }, () => "y".repeat(100))).every((b) => b.length === 5)).toBe(true);
+  });
+});
+
+describe("embedding lanes", () => {
+  let embedder: KnowledgeEmbedder;
+  beforeAll(async () => {
+    embedder = createKnowledgeEmbedder({ modelsDir: MODELS, model: MODEL, offline: true, maxTokens: 256 });
+    for (let i = 0; i < 600 && (await embedder.status()).state === "loading"; i++) await Bun.sleep(50);
+    expect((await embedder.status()).state).toBe("ok");
+  }, 60_000);
+  afterAll(() => embedder.stop());
+
+  test("B's one text is served before the rest of A's sixteen chunks", async () => {
+    const aTexts = Array.from({ length: 16 }, (_, i) => chunkText(i));
+    const single = await embedder.embed([chunkText(99)], "workspace:A"); // warm, and the same vector expected below
+    const t0 = performance.now();
+    let aMs = 0;
+    let bMs = 0;
+    const a = embedder.embed(aTexts, "workspace:A").then((r) => ((aMs = performance.now() - t0), r));
+    await Bun.sleep(5);
+    const b = embedder.embed([chunkText(99)], "workspace:B").then((r) => ((bMs = performance.now() - t0), r));
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(bMs).toBeLessThan(aMs / 3);
+    // Results are whole and in order despite the split.
+    expect(ra.vectors).toHaveLength(16);
+    expect(ra.dim).toBe(384);
+    expect([...rb.vectors[0]!].map((x) => x.toFixed(4))).toEqual([...single.vectors[0]!].map((x) => x.toFixed(4)));
+    const again = await embedder.embed([aTexts[7]!], "workspace:C");
+    expect([...ra.vectors[7]!].map((x) => x.toFixed(4))).toEqual([...again.vectors[0]!].map((x) => x.toFixed(4)));
+  }, 60_000);
+
+  test("a small document comes back from chunking embedded; a larger one does not", async () => {
+    const small = await embedder.chunk([{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "workspace:B");
+    expect(small.chunks).toHaveLength(1);
+    expect(small.embedded?.vectors).toHaveLength(1);
+    const direct = await embedder.embed([small.chunks[0]!.text]);
+    expect([...small.embedded!.vectors[0]!].map((x) => x.toFixed(4))).toEqual([...direct.vectors[0]!].map((x) => x.toFixed(4)));
+    const large = await embedder.chunk([{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "workspace:A");
+    expect(large.chunks.length).toBeGreaterThan(1);
+    expect(large.embedded).toBeUndefined();
+  }, 60_000);
+});

@@ -1,0 +1,127 @@
+// Chunks are stored in slices with the event loop free between them, and commits in between skip
+// the fsync: a file is never `ready` before its last slice, and a kill -9 in the middle of an
+// ingestion loses nothing: the job runs again at the next start and ends with every chunk once.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { openStorage } from "../../../src/platform/db/database";
+import { createHarness, defaultWorkspaceId } from "../../support/harness";
+
+const MAIN = join(import.meta.dir, "../../../src/main.ts");
+const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
+const dirs: string[] = [];
+const procs: Subprocess[] = [];
+afterAll(() => {
+  for (const p of procs) p.kill("SIGKILL");
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+
+/** Paragraphs of ~100 words, each its own chunk or nearly. */
+const manyParagraphs = (n: number) =>
+  Array.from({ length: n }, (_, i) => `Paragraph ${i}. ` + Array.from({ length: 100 }, (_, j) => `word${(i * 31 + j) % 997}`).join(" ")).join("\n\n");
+
+describe("chunks stored in slices", () => {
+  test("the file is not ready, nor counted, until its last slice is in", async () => {
+    // No model: chunks are stored and the file is ready without embedding, so the slices are all there is.
+    const h = await createHarness({ HEARTH_MODELS_DIR: tempDir("hearth-nomodels-"), HEARTH_OFFLINE: "1" });
+    const jwt = await h.login();
+    const ws = await defaultWorkspaceId(h, jwt);
+    h.services.start();
+    const fd = new FormData();
+    fd.append("file", new File([manyParagraphs(900)], "big.txt"));
+    fd.append("product_id", ws);
+    const up = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
+    expect(up.status).toBe(202);
+    const id = up.body.data.id as string;
+
+    // Look at every turn of the event loop, as a request would.
+    const sql = h.services.storage.sqlite;
+    const seen: { status: string; stored: number; count: number }[] = [];
+    for (let i = 0; i < 200_000; i++) {
+      const f = sql.query("SELECT status, chunk_count AS count FROM knowledge_files WHERE id = ?").get(id) as { status: string; count: number };
+      const stored = (sql.query("SELECT count(*) AS n FROM knowledge_chunks WHERE file_id = ?").get(id) as { n: number }).n;
+      seen.push({ status: f.status, stored, count: f.count });
+      if (f.status === "ready" || f.status === "failed") break;
+      await new Promise((r) => setImmediate(r));
+    }
+    const last = seen.at(-1)!;
+    expect(last.status).toBe("ready");
+    expect(last.stored).toBe(last.count);
+    expect(last.count).toBeGreaterThan(400); // more than two slices of 200
+    // Requests got turns while the chunks went in: partial states were seen, none of them ready.
+    const partial = seen.filter((s) => s.stored > 0 && s.stored < last.count);
+    expect(partial.length).toBeGreaterThanOrEqual(2);
+    expect(partial.every((s) => s.status === "processing" && s.count === 0)).toBe(true);
+    await h.close();
+  }, 60_000);
+});
+
+describe("kill -9 in the middle of an ingestion", () => {
+  const env = (dataDir: string) => ({ ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: MODELS, HEARTH_OFFLINE: "1", HEARTH_ADMIN_PASSWORD: "slices-test-password", HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000" });
+
+  async function start(dataDir: string) {
+    const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0"], { env: env(dataDir), stdout: "pipe", stderr: "pipe" });
+    procs.push(proc);
+    const reader = proc.stdout.getReader();
+    let out = "";
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+      const m = out.match(/listening on (http:\/\/[\d.]+:\d+)/);
+      if (m) {
+        reader.releaseLock();
+        const login = await fetch(`${m[1]}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "slices-test-password" }) });
+        return { proc, url: m[1]!, jwt: ((await login.json()) as { data: { token: string } }).data.token };
+      }
+    }
+    throw new Error(`Hearth did not start: ${out}`);
+  }
+  const fileOf = async (s: { url: string; jwt: string }, id: string) =>
+    ((await (await fetch(`${s.url}/api/knowledge-base/storage/file/${id}`, { headers: { authorization: `Bearer ${s.jwt}` } })).json()) as { data: { status: string; progress: number; chunk_count: number } }).data;
+
+  test("the file is ready after the restart, with every chunk once and a vector for each", async () => {
+    const dir = tempDir("hearth-kill-");
+    const a = await start(dir);
+    const products = (await (await fetch(`${a.url}/api/products`, { headers: { authorization: `Bearer ${a.jwt}` } })).json()) as { data: { id: string }[] };
+    const fd = new FormData();
+    fd.append("file", new File([manyParagraphs(40)], "archive.txt"));
+    fd.append("product_id", products.data[0]!.id);
+    const up = await fetch(`${a.url}/api/knowledge-base/storage/upload`, { method: "POST", headers: { authorization: `Bearer ${a.jwt}` }, body: fd });
+    expect(up.status).toBe(202);
+    const id = ((await up.json()) as { data: { id: string } }).data.id;
+    // Killed while embedding: chunks stored and some vectors written, all without an fsync.
+    let before = await fileOf(a, id);
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !(before.status === "processing" && before.progress > 0.3); ) {
+      await Bun.sleep(20);
+      before = await fileOf(a, id);
+    }
+    expect(before.status).toBe("processing");
+    a.proc.kill("SIGKILL");
+    await a.proc.exited;
+
+    const b = await start(dir);
+    let after = await fileOf(b, id);
+    for (const deadline = Date.now() + 90_000; Date.now() < deadline && after.status !== "ready"; ) {
+      await Bun.sleep(100);
+      after = await fileOf(b, id);
+    }
+    expect(after.status).toBe("ready");
+    b.proc.kill("SIGKILL");
+    await b.proc.exited;
+
+    const storage = await openStorage(dir);
+    const row = storage.sqlite
+      .query("SELECT count(*) AS n, count(DISTINCT ordinal) AS o, (SELECT count(*) FROM knowledge_vectors_384 WHERE chunk_id IN (SELECT id FROM knowledge_chunks WHERE file_id = ?1)) AS v FROM knowledge_chunks WHERE file_id = ?1")
+      .get(id) as { n: number; o: number; v: number };
+    storage.close();
+    expect(row).toEqual({ n: after.chunk_count, o: after.chunk_count, v: after.chunk_count });
+  }, 180_000);
+});
