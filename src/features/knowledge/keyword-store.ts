@@ -35,35 +35,20 @@ export function toFtsQuery(text: string): string | null {
   return chosen.length ? [...new Set(chosen)].map((t) => `"${t}"`).join(" OR ") : null;
 }
 
-/**
- * Matches ranked globally before the scope check: enough that, whenever the knowledge bases searched
- * hold a fair share of the index, the k best in scope are among them.
- */
-const depthFor = (k: number) => Math.max(200, 20 * k);
-
 export function createKeywordStore(sqlite: Database) {
-  type Row = { id: number; rank: number; inScope: number };
-  // Ranking every match costs little (FTS5 reads the doclists it already has); checking each match's
-  // knowledge base costs a row read per match, which at 100k chunks was most of a query's time.
-  // So the best `depth` matches are ranked first and only they are checked; when too few of them
-  // are in scope the search checks every match instead. Both give the same hits in the same order:
-  // BM25 scores do not depend on the scope, and ties go to the lower chunk id.
+  // Every match is ranked (BM25 reads only the index), then checked against the scope in rank
+  // order until k are in it: the subquery runs as a co-routine, so the check stops at the k-th hit.
+  // Checking every match first (a join on the chunk rows) read a row per match, which at 100k
+  // chunks was most of a query's time. BM25 does not depend on the scope, so the hits are the
+  // same; ties go to the lower chunk id. (LIMIT -1 keeps SQLite from flattening the subquery.)
   const ranked = (marks: string) =>
-    sqlite.query<Row, (string | number)[]>(
-      `SELECT t.id AS id, t.rank AS rank,
-              EXISTS (SELECT 1 FROM knowledge_chunks c INDEXED BY knowledge_chunks_kb_idx
-                       WHERE c.knowledge_base_id IN (${marks}) AND c.id = t.id) AS inScope
+    sqlite.query<{ id: number; rank: number }, (string | number)[]>(
+      `SELECT t.id AS id, t.rank AS rank
          FROM (SELECT rowid AS id, bm25(knowledge_chunks_fts) AS rank FROM knowledge_chunks_fts
-                WHERE knowledge_chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?) t
-        ORDER BY t.rank, t.id`,
-    );
-  const filtered = (marks: string) =>
-    sqlite.query<Row, (string | number)[]>(
-      `SELECT rowid AS id, bm25(knowledge_chunks_fts) AS rank, 1 AS inScope FROM knowledge_chunks_fts
-        WHERE knowledge_chunks_fts MATCH ?
-          AND EXISTS (SELECT 1 FROM knowledge_chunks c INDEXED BY knowledge_chunks_kb_idx
-                       WHERE c.knowledge_base_id IN (${marks}) AND c.id = knowledge_chunks_fts.rowid)
-        ORDER BY rank, rowid LIMIT ?`,
+                WHERE knowledge_chunks_fts MATCH ? ORDER BY rank, rowid LIMIT -1) t
+        WHERE EXISTS (SELECT 1 FROM knowledge_chunks c INDEXED BY knowledge_chunks_kb_idx
+                       WHERE c.knowledge_base_id IN (${marks}) AND c.id = t.id)
+        ORDER BY t.rank, t.id LIMIT ?`,
     );
 
   return {
@@ -71,11 +56,9 @@ export function createKeywordStore(sqlite: Database) {
       const query = toFtsQuery(text);
       if (!query || knowledgeBaseIds.length === 0 || k < 1) return [];
       const marks = knowledgeBaseIds.map(() => "?").join(", ");
-      const depth = depthFor(k);
-      const top = ranked(marks).all(...knowledgeBaseIds, query, depth);
-      const inScope = top.filter((r) => r.inScope);
-      const rows = inScope.length >= k || top.length < depth ? inScope.slice(0, k) : filtered(marks).all(query, ...knowledgeBaseIds, k);
-      return rows.map((r) => ({ chunkId: r.id, score: -r.rank }));
+      return ranked(marks)
+        .all(query, ...knowledgeBaseIds, k)
+        .map((r) => ({ chunkId: r.id, score: -r.rank }));
     },
   };
 }
