@@ -1,6 +1,6 @@
 // Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (normalised score
 // fusion of both, fusion.ts), always inside the knowledge bases the caller may read.
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { AppError, invalid } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
@@ -44,7 +44,7 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     if (input.knowledgeBaseIds?.length) return input.knowledgeBaseIds.map((id) => knowledge.requireBase(principal, id).id);
     const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
     if (!productId) throw invalid("Name a product_id or knowledge_base_ids to search in");
-    return knowledge.listBases(principal, productId).map((b) => b.kb.id);
+    return knowledge.baseIds(principal, productId);
   };
 
   /**
@@ -66,22 +66,25 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     return vectors.search(dim, kbIds, q!, k).map((h) => ({ chunkId: h.chunkId, score: 1 - h.distance }));
   };
 
+  // Prepared once, ids bound as one JSON array: the statement is the same for any number of hits.
+  const chunkRows = db
+    .select({
+      id: knowledgeChunks.id,
+      fileId: knowledgeChunks.fileId,
+      knowledgeBaseId: knowledgeChunks.knowledgeBaseId,
+      text: knowledgeChunks.text,
+      page: knowledgeChunks.page,
+      headings: knowledgeChunks.headings,
+      fileName: knowledgeFiles.name,
+    })
+    .from(knowledgeChunks)
+    .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
+    .where(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`))
+    .prepare();
+
   const hydrate = (hits: { chunkId: number; score: number }[]): SearchHit[] => {
     if (hits.length === 0) return [];
-    const rows = db
-      .select({
-        id: knowledgeChunks.id,
-        fileId: knowledgeChunks.fileId,
-        knowledgeBaseId: knowledgeChunks.knowledgeBaseId,
-        text: knowledgeChunks.text,
-        page: knowledgeChunks.page,
-        headings: knowledgeChunks.headings,
-        fileName: knowledgeFiles.name,
-      })
-      .from(knowledgeChunks)
-      .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
-      .where(inArray(knowledgeChunks.id, hits.map((h) => h.chunkId)))
-      .all();
+    const rows = chunkRows.all({ ids: JSON.stringify(hits.map((h) => h.chunkId)) });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return hits.flatMap((h) => {
       const r = byId.get(h.chunkId);

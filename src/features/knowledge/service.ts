@@ -73,9 +73,13 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
     return db.select().from(knowledgeBases).where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.name, DEFAULT_KB))).get()!;
   };
 
+  // Prepared once: every search looks these up (building a drizzle query cost more than running it).
+  const baseById = db.select().from(knowledgeBases).where(eq(knowledgeBases.id, sql.placeholder("id"))).prepare();
+  const baseIdsOf = db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(eq(knowledgeBases.productId, sql.placeholder("productId"))).prepare();
+
   /** The knowledge base if it belongs to a workspace the caller may use; otherwise "not found". */
   const requireBase = (principal: Principal, id: string): KnowledgeBaseRow => {
-    const kb = db.select().from(knowledgeBases).where(eq(knowledgeBases.id, id.toLowerCase())).get();
+    const kb = baseById.get({ id: id.toLowerCase() });
     if (!kb) throw notFound("Knowledge base");
     try {
       workspaces.requireVisible(principal, kb.productId);
@@ -130,6 +134,12 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
     ensureDefault,
     requireBase,
     requireFile,
+
+    /** Ids of a visible workspace's knowledge bases (what a search of the whole workspace reads). */
+    baseIds(principal: Principal, productId: string): string[] {
+      const w = workspaces.requireVisible(principal, productId);
+      return baseIdsOf.all({ productId: w.id }).map((r) => r.id);
+    },
 
     listBases(principal: Principal, productId: string) {
       const w = workspaces.requireVisible(principal, productId);
