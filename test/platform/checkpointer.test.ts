@@ -35,6 +35,11 @@ test("a growing WAL starts the checkpoint worker, which copies it into the datab
 
   while (checkpointer.running() && Date.now() < deadline) await Bun.sleep(50);
   expect(checkpointer.running()).toBe(false);
+  // The WAL file is still big (only the next writer truncates it): a quiet one does not restart it.
+  for (let i = 0; i < 10; i++) {
+    await Bun.sleep(50);
+    expect(checkpointer.running()).toBe(false);
+  }
   expect(warnings).toEqual([]);
   await storage.close();
 }, 20_000);

@@ -79,18 +79,20 @@ export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: 
     w.terminate();
   };
 
-  // Started when the WAL has grown past SQLite's usual threshold; stopped when nothing has been
-  // written to it for a minute. After a checkpoint the next writer truncates the WAL to
-  // JOURNAL_LIMIT_BYTES (adopt), so a WAL that is big again is one that grew again.
+  // Started when the WAL has grown past SQLite's usual threshold and is being written; stopped
+  // when nothing has been written to it for a minute. The file keeps its size until the next
+  // writer truncates it to JOURNAL_LIMIT_BYTES (adopt), so size alone would start the worker again
+  // right after a quiet stop: it must also have changed within that minute.
   let lastChange = 0;
   const watch = setInterval(() => {
     const { bytes, changed } = wal();
     const now = performance.now();
     if (changed !== lastChange) quietSince = now;
     lastChange = changed;
+    const quiet = now - quietSince > quietStopMs;
     if (!worker) {
-      if (bytes >= START_BYTES) startWorker();
-    } else if (now - quietSince > quietStopMs) {
+      if (bytes >= START_BYTES && !quiet) startWorker();
+    } else if (quiet) {
       void stopWorker();
     }
   }, watchMs);
