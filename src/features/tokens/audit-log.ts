@@ -44,14 +44,14 @@ interface Deps {
 }
 
 export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps) {
-  const toRow = (e: AuditEntry, at = clock.now()) => ({
+  const toRow = (e: AuditEntry) => ({
     tokenId: e.tokenId,
     action: e.action,
     ipAddress: e.ipAddress ?? null,
     userAgent: e.userAgent ?? null,
     endpoint: e.endpoint ?? null,
     statusCode: e.statusCode ?? null,
-    createdAt: new Date(at),
+    createdAt: new Date(clock.now()),
   });
 
   const row = {

@@ -1,23 +1,6 @@
 // Facts about one request gathered before routing and read again after the response is sent.
 import type { Principal } from "../auth/principal";
 
-export interface RequestMeta {
-  readonly id: string;
-  readonly ip: string | null;
-  readonly userAgent: string | null;
-  readonly method: string;
-  readonly path: string;
-  principal?: Principal;
-  /** Set when a token's secret matched, whether or not the token could be used. */
-  tokenUse?: { tokenId: string; action: "used" | "expired" };
-  overrideOrganizationId?: string;
-  /** Called once with the final status, before the response leaves (see settleRequest). */
-  onSettle?: (status: number) => void;
-  settled?: boolean;
-  /** The bytes of a JSON body as received (webhook signatures are computed over them). */
-  rawBody?: Uint8Array;
-}
-
 /**
  * Reports the final status of a request to whoever asked (the auth plugin's audit rows). Called
  * from the success path and from the error handler, so rows are queued before the response is
@@ -37,25 +20,25 @@ function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
   let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 63 /* ? */ || c === 35 /* # */) {
-      end = i;
-      break;
-    }
+  for (const mark of ["?", "#"]) {
+    const at = url.indexOf(mark, start);
+    if (at >= 0 && at < end) end = at;
   }
   return url.slice(start, Math.min(end, start + 2048));
 }
 
 /** The facts of a request, each read from the request when first asked for (most requests need few of them). */
-class LazyMeta implements RequestMeta {
+export class RequestMeta {
   readonly id: string;
   readonly method: string;
   principal?: Principal;
+  /** Set when a token's secret matched, whether or not the token could be used. */
   tokenUse?: { tokenId: string; action: "used" | "expired" };
   overrideOrganizationId?: string;
+  /** Called once with the final status, before the response leaves (see settleRequest). */
   onSettle?: (status: number) => void;
   settled?: boolean;
+  /** The bytes of a JSON body as received (webhook signatures are computed over them). */
   rawBody?: Uint8Array;
   #ip: string | null | undefined;
   #userAgent: string | null | undefined;
@@ -88,7 +71,7 @@ class LazyMeta implements RequestMeta {
 
 /** Starts the facts of a request; `ip` may be a function, asked only when the address is needed. */
 export function beginRequest(request: Request, ip: (() => string | null) | string | null): RequestMeta {
-  const meta = new LazyMeta(request, ip);
+  const meta = new RequestMeta(request, ip);
   metas.set(request, meta);
   return meta;
 }
