@@ -16,6 +16,7 @@ const workers = [
   join(root, "src/features/knowledge/ingest/worker.ts"),
   join(root, "src/features/transcription/worker.ts"),
   join(root, "src/platform/db/checkpoint-worker.ts"),
+  join(root, "src/platform/db/fold-worker.ts"),
 ];
 
 function fail(message: string): never {

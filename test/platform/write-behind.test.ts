@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createWriteBehind } from "../../src/platform/db/write-behind";
+import { createWriteBehind, type BackgroundFold } from "../../src/platform/db/write-behind";
 import { createLogger } from "../../src/platform/log";
 
 const dirs: string[] = [];
@@ -22,14 +22,32 @@ const log = createLogger(true);
 function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
   dirs.push(dir);
   const db = new Database(join(dir, "t.db"));
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA busy_timeout = 5000");
   db.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
   db.exec("CREATE TABLE IF NOT EXISTS mark (k INTEGER PRIMARY KEY CHECK (k = 1), seq INTEGER NOT NULL)");
+  db.exec("CREATE TABLE IF NOT EXISTS flags (fail INTEGER NOT NULL)");
+  db.exec("INSERT INTO flags SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM flags)");
+  // The folding thread's commits fail while flags.fail is set (as a full disk would).
+  db.exec(`CREATE TRIGGER IF NOT EXISTS mark_fails BEFORE INSERT ON mark WHEN (SELECT fail FROM flags) = 1
+    BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+  db.exec(`CREATE TRIGGER IF NOT EXISTS mark_update_fails BEFORE UPDATE ON mark WHEN (SELECT fail FROM flags) = 1
+    BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
   let failing = false;
-  const open = (delayMs = 60_000) => {
+  const open = (delayMs = 60_000, background?: Partial<BackgroundFold<{ v: string }>>) => {
     const wb = createWriteBehind<{ v: string }>({
       path: join(dir, "t.journal"),
       log,
       delayMs,
+      background: background && {
+        dbPath: join(dir, "t.db"),
+        pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"],
+        rowSql: "INSERT INTO rows (v) VALUES (?)",
+        params: (r) => [r.v],
+        markSql: "INSERT INTO mark (k, seq) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET seq = excluded.seq",
+        threadRows: 4,
+        ...background,
+      },
       applied: () => (db.query("SELECT seq FROM mark").get() as { seq: number } | null)?.seq ?? 0,
       apply(rows, lastSeq) {
         if (failing) throw new Error("disk full");
@@ -43,7 +61,8 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
     return wb;
   };
   const values = () => (db.query("SELECT v FROM rows ORDER BY id").all() as { v: string }[]).map((r) => r.v);
-  return { dir, db, open, values, journal: join(dir, "t.journal"), fail: (on: boolean) => void (failing = on) };
+  const threadFails = (on: boolean) => db.exec(`UPDATE flags SET fail = ${on ? 1 : 0}`);
+  return { dir, db, open, values, journal: join(dir, "t.journal"), fail: (on: boolean) => void (failing = on), threadFails };
 }
 
 describe("write-behind journal", () => {
@@ -130,5 +149,82 @@ describe("write-behind journal", () => {
     const wb = f.open();
     expect(statSync(f.journal).mode & 0o777).toBe(0o600);
     wb.close();
+  });
+
+  describe("with a folding thread", () => {
+    const until = async (ok: () => boolean, ms = 5_000) => {
+      const end = Date.now() + ms;
+      while (!ok() && Date.now() < end) await Bun.sleep(5);
+    };
+    const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `r${from + i}`);
+
+    test("a big batch is folded by the thread, in order, and the journal is emptied after it", async () => {
+      const f = fixture();
+      const wb = f.open(1, {});
+      for (const v of rows(50)) wb.append({ v });
+      await until(() => f.values().length === 50 && statSync(f.journal).size === 0);
+      expect(f.values()).toEqual(rows(50));
+      expect(statSync(f.journal).size).toBe(0);
+      wb.close();
+    }, 15_000);
+
+    test("flush waits for the batch in flight, then folds the rest after it: every row once, in order", async () => {
+      const f = fixture();
+      const wb = f.open(1, {});
+      for (let round = 0; round < 20; round++) {
+        for (const v of rows(40, round * 40)) wb.append({ v });
+        await Bun.sleep(2); // the timer hands the batch to the thread
+        for (const v of rows(3, 10_000 + round * 3)) wb.append({ v });
+        wb.flush(); // as before a read of the table
+        const expected = Array.from({ length: round + 1 }, (_, r) => [...rows(40, r * 40), ...rows(3, 10_000 + r * 3)]).flat();
+        expect(f.values()).toEqual(expected);
+      }
+      expect(statSync(f.journal).size).toBe(0);
+      wb.close();
+    }, 20_000);
+
+    test("a batch the thread could not commit stays journaled and is folded once when the disk is back", async () => {
+      const f = fixture();
+      const wb = f.open(1, {});
+      f.threadFails(true);
+      for (const v of rows(10)) wb.append({ v });
+      await Bun.sleep(200);
+      expect(f.values()).toEqual([]);
+      expect(readFileSync(f.journal, "utf8").trim().split("\n")).toHaveLength(10);
+      f.threadFails(false);
+      wb.append({ v: "after" });
+      wb.flush();
+      expect(f.values()).toEqual([...rows(10), "after"]);
+      wb.close();
+      // A start after this finds nothing left to fold.
+      const next = f.open(1, {});
+      expect(f.values()).toEqual([...rows(10), "after"]);
+      next.close();
+    }, 15_000);
+
+    test("a crash after the thread's commit and before the truncation folds nothing twice", async () => {
+      const f = fixture();
+      const wb = f.open(1, {});
+      for (const v of rows(20)) wb.append({ v });
+      const lines = readFileSync(f.journal, "utf8");
+      await until(() => f.values().length === 20);
+      // As if the process died before it emptied the journal.
+      appendFileSync(f.journal, lines);
+      const next = f.open(60_000);
+      expect(f.values()).toEqual(rows(20));
+      next.close();
+      wb.close();
+    }, 15_000);
+
+    test("a thread that cannot run leaves the folding to the event loop; nothing is lost", async () => {
+      const f = fixture();
+      const wb = f.open(1, { rowSql: "INSERT INTO no_such_table (v) VALUES (?)" });
+      for (const v of rows(10)) wb.append({ v });
+      await Bun.sleep(200);
+      for (const v of rows(10, 10)) wb.append({ v });
+      wb.flush();
+      expect(f.values()).toEqual(rows(20));
+      wb.close();
+    }, 15_000);
   });
 });

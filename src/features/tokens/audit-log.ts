@@ -5,7 +5,7 @@
 // read. A refused token's uses (401) fold into one row per token per minute whose count grows,
 // so a leaked revoked secret cannot flood the disk.
 import { and, desc, eq, max, sql } from "drizzle-orm";
-import type { Db } from "../../platform/db/database";
+import { pragmaStatements, type Db } from "../../platform/db/database";
 import { createWriteBehind } from "../../platform/db/write-behind";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
@@ -76,13 +76,14 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
     .onConflictDoUpdate({ target: settings.key, set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` } })
     .prepare();
 
-  // Folding runs often under load: one statement prepared on the connection itself (no query builder per row).
-  const foldUse = hotDb.$client.query(
-    "INSERT INTO api_token_audit_logs (token_id, action, ip_address, user_agent, endpoint, status_code, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  );
+  // Folding runs often under load: one statement prepared on the connection itself (no query builder
+  // per row), the same one the folding thread prepares on its own connection.
+  const FOLD_SQL = "INSERT INTO api_token_audit_logs (token_id, action, ip_address, user_agent, endpoint, status_code, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+  const foldUse = hotDb.$client.query(FOLD_SQL);
 
   /** A journaled use: the entry and when it happened. */
   type Use = { e: AuditEntry; at: number };
+  const params = (u: Use) => [u.e.tokenId, u.e.action, u.e.ipAddress ?? null, u.e.userAgent ?? null, u.e.endpoint ?? null, u.e.statusCode ?? null, u.at];
   const journal = createWriteBehind<Use>({
     path: journalPath,
     log,
@@ -91,7 +92,7 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
       hotDb.transaction(() => {
         for (const u of uses) {
           try {
-            foldUse.run(u.e.tokenId, u.e.action, u.e.ipAddress ?? null, u.e.userAgent ?? null, u.e.endpoint ?? null, u.e.statusCode ?? null, u.at);
+            foldUse.run(...params(u));
           } catch (e) {
             // Only a token whose workspace or creator was deleted meanwhile gets here (foreign key).
             log.warn("token audit row not written", { tokenId: u.e.tokenId, error: String(e) });
@@ -99,6 +100,14 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
         }
         writeMark.run({ value: String(lastSeq), at: new Date(clock.now()) });
       });
+    },
+    background: {
+      dbPath: hotDb.$client.filename,
+      pragmas: pragmaStatements("NORMAL"),
+      rowSql: FOLD_SQL,
+      params,
+      markSql: `INSERT INTO settings (key, value, updated_at) VALUES ('${JOURNAL_MARK}', CAST(? AS TEXT), CAST(unixepoch('subsec') * 1000 AS INTEGER))
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
     },
   });
 

@@ -38,19 +38,25 @@ export class InstanceLockedError extends Error {}
 
 export type Durability = "FULL" | "NORMAL";
 
+/** The settings every connection to the database gets, as statements (a worker thread's connection runs them too). */
+export function pragmaStatements(durability: Durability = "FULL"): string[] {
+  return [
+    "PRAGMA journal_mode = WAL",
+    // FULL (the main connection): in WAL mode every commit is fsynced before it returns, so an
+    // acknowledged write (a token, an upload, a chunk batch) survives a power cut, not only a
+    // process crash. NORMAL (only the connections that fold journaled audit rows, see
+    // `openConnection` and write-behind.ts): the commit is in the WAL through write(), while a
+    // power cut may lose the last rows since the previous checkpoint.
+    `PRAGMA synchronous = ${durability}`,
+    "PRAGMA foreign_keys = ON",
+    // Wait for a lock instead of failing at once (the backup command reads while Hearth writes).
+    "PRAGMA busy_timeout = 5000",
+    "PRAGMA temp_store = MEMORY",
+  ];
+}
+
 export function applyPragmas(sqlite: Database, durability: Durability = "FULL"): void {
-  sqlite.exec("PRAGMA journal_mode = WAL");
-  // FULL (the main connection): in WAL mode every commit is fsynced before it returns, so an
-  // acknowledged write (a token, an upload, a chunk batch) survives a power cut, not only a
-  // process crash. NORMAL (only the connection that writes one audit row per request, see
-  // `openConnection`): the commit is in the WAL through write() before the response leaves, so a
-  // crash or kill of Hearth loses nothing, while a power cut may lose the last rows since the
-  // previous checkpoint; the price of FULL there would be an fsync in every request's path.
-  sqlite.exec(`PRAGMA synchronous = ${durability}`);
-  sqlite.exec("PRAGMA foreign_keys = ON");
-  // Wait for a lock instead of failing at once (the backup command reads while Hearth writes).
-  sqlite.exec("PRAGMA busy_timeout = 5000");
-  sqlite.exec("PRAGMA temp_store = MEMORY");
+  for (const statement of pragmaStatements(durability)) sqlite.exec(statement);
 }
 
 /**

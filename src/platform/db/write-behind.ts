@@ -8,9 +8,18 @@
 // or before anyone reads them. The batch's last sequence number is committed with its rows, so a
 // crash between the commit and the journal's truncation never folds a row twice. At start, rows
 // the database has not seen are folded from the file.
+//
+// Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their own
+// (`background`, fold-worker.ts), so their inserts and WAL writes leave the event loop; `flush`
+// waits for the batch in flight before folding the rest itself, so rows still reach the table in
+// journal order. The thread is started at the first such batch and stopped after a quiet minute
+// (it costs ~7 MB; an idle Hearth does not hold it).
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import type { SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
+import { isCompiled } from "../native";
 import { privateFile } from "./database";
+import { FOLD_BUSY, FOLD_FAILED, type FoldBatch, type FoldReply, type FoldSetup } from "./fold-protocol";
 
 export interface WriteBehindOptions<T> {
   /** The journal file (created 0600). */
@@ -24,6 +33,23 @@ export interface WriteBehindOptions<T> {
   delayMs?: number;
   /** Folds at once (next macrotask) when this many rows wait. */
   maxPending?: number;
+  /** Folds big batches on a thread of its own, with the same effect as `apply` (see above). */
+  background?: BackgroundFold<T>;
+}
+
+export interface BackgroundFold<T> {
+  dbPath: string;
+  /** Run on the thread's connection first (durability, foreign keys, busy timeout). */
+  pragmas: string[];
+  /** Inserts one row, with `params(row)` for its `?`. */
+  rowSql: string;
+  params(row: T): SQLQueryBindings[];
+  /** Records the batch's last sequence number (`?`), committed with its rows. */
+  markSql: string;
+  /** Batches at least this big go to the thread (smaller ones are folded in place). Default 32. */
+  threadRows?: number;
+  /** The thread is stopped after this long without a batch (ms). Default 60 s. */
+  quietStopMs?: number;
 }
 
 export interface WriteBehind<T> {
@@ -35,6 +61,10 @@ export interface WriteBehind<T> {
 }
 
 const RETRY_MS = 1_000;
+/** How long `flush` waits for the thread's batch before giving up (the rows stay journaled). */
+const WAIT_MS = 10_000;
+/** Past this size the journal is emptied by a full flush, even if the thread never falls idle. */
+const JOURNAL_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   const delayMs = o.delayMs ?? 5;
@@ -42,6 +72,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   privateFile(o.path);
 
   let seq = o.applied();
+  /** Rows journaled and not yet handed to a fold, in order. */
   let pending: T[] = [];
   for (const line of readFileSync(o.path, "utf8").split("\n")) {
     if (!line) continue;
@@ -64,10 +95,24 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
+  const thread = o.background ? foldThread(o.background, o.log) : undefined;
 
-  const flush = () => {
+  const arm = (ms: number) => {
+    if (closed) return;
     if (timer) clearTimeout(timer);
-    timer = undefined;
+    timer = setTimeout(fold, ms);
+    timer.unref?.();
+  };
+
+  /** Empties the journal once every row in it is committed. */
+  const truncateIfFolded = () => {
+    if (pending.length > 0 || thread?.inFlight() || size === 0) return;
+    ftruncateSync(fd);
+    size = 0;
+  };
+
+  /** Folds the waiting rows in place; on failure they wait for the next try. */
+  const foldHere = () => {
     if (pending.length === 0) return;
     const rows = pending;
     pending = [];
@@ -77,18 +122,47 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       // The rows stay in the journal and in memory; a busy or full disk is tried again.
       pending = rows.concat(pending);
       o.log.error("write-behind: rows not yet folded into the database", { path: o.path, rows: pending.length, error: String(e) });
-      if (!closed) {
-        timer = setTimeout(flush, RETRY_MS);
-        timer.unref?.();
-      }
-      return;
+      arm(RETRY_MS);
     }
-    ftruncateSync(fd);
-    size = 0;
   };
 
+  /** Waits for the thread's batch (if it failed, its rows are back in front of the others). */
+  const settleThread = (): boolean => {
+    if (!thread || thread.wait(WAIT_MS)) return true;
+    o.log.error("write-behind: the folding thread did not finish its batch; rows stay journaled", { path: o.path, waitedMs: WAIT_MS });
+    return false;
+  };
+
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!settleThread()) return;
+    foldHere();
+    truncateIfFolded();
+  };
+
+  /** The timer's fold: big batches to the thread (one at a time), small ones in place. */
+  function fold() {
+    timer = undefined;
+    if (pending.length === 0) return truncateIfFolded();
+    // The thread's batch is committed first (rows stay in order); the event loop does not wait for it here.
+    if (thread?.inFlight() && size < JOURNAL_LIMIT_BYTES) return arm(delayMs);
+    if (size >= JOURNAL_LIMIT_BYTES || !thread?.usable() || (pending.length < thread.threadRows && !thread.running())) return flush();
+    const rows = pending;
+    pending = [];
+    thread.post(rows, seq, (failed) => {
+      if (failed) {
+        pending = failed.concat(pending);
+        arm(RETRY_MS);
+      } else if (pending.length > 0) {
+        arm(pending.length >= maxPending ? 0 : delayMs);
+      }
+      truncateIfFolded();
+    });
+  }
+
   // Rows a crash left behind are folded before anything new is appended.
-  flush();
+  foldHere();
   if (pending.length === 0) {
     ftruncateSync(fd);
     size = 0;
@@ -109,13 +183,8 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       size += written;
       seq += 1;
       pending.push(row);
-      if (pending.length >= maxPending) {
-        if (timer) clearTimeout(timer);
-        timer = setTimeout(flush, 0);
-      } else {
-        timer ??= setTimeout(flush, delayMs);
-      }
-      timer.unref?.();
+      if (pending.length >= maxPending) arm(0);
+      else if (!timer) arm(delayMs);
     },
     flush,
     close() {
@@ -123,7 +192,98 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       flush();
       closed = true;
       if (timer) clearTimeout(timer);
+      thread?.close();
       closeSync(fd);
+    },
+  };
+}
+
+interface FoldThread<T> {
+  readonly threadRows: number;
+  /** False once the thread could not run (batches are then folded in place). */
+  usable(): boolean;
+  /** Whether the thread is up (a small batch goes to it then, rather than starting it). */
+  running(): boolean;
+  inFlight(): boolean;
+  /** Hands a batch to the thread; `done` runs when it is committed (null) or failed (its rows). */
+  post(rows: T[], lastSeq: number, done: (failed: T[] | null) => void): void;
+  /** Blocks until the batch in flight is settled (its `done` has run); false on timeout. */
+  wait(ms: number): boolean;
+  close(): void;
+}
+
+function foldThread<T>(b: BackgroundFold<T>, log: Logger): FoldThread<T> {
+  const url = isCompiled() ? "./src/platform/db/fold-worker.ts" : new URL("./fold-worker.ts", import.meta.url);
+  const quietStopMs = b.quietStopMs ?? 60_000;
+  const state = new Int32Array(new SharedArrayBuffer(4));
+  let worker: Worker | undefined;
+  let batch: { rows: T[]; done: (failed: T[] | null) => void } | undefined;
+  let quietTimer: ReturnType<typeof setTimeout> | undefined;
+  let broken = false;
+
+  /** Takes the finished batch off the books (from the reply or from a synchronous wait, whichever comes first). */
+  const settle = () => {
+    const finished = batch!;
+    batch = undefined;
+    finished.done(Atomics.load(state, 0) === FOLD_FAILED ? finished.rows : null);
+  };
+
+  const stop = () => {
+    if (!worker || batch) return;
+    const w = worker;
+    worker = undefined;
+    w.postMessage({ op: "close" });
+    // The thread closes its connection and is then ended; a process exit meanwhile loses nothing.
+    w.addEventListener("message", (ev: MessageEvent<FoldReply>) => ev.data.op === "closed" && w.terminate());
+  };
+
+  const start = () => {
+    const w = new Worker(url, { smol: true });
+    w.onmessage = (ev: MessageEvent<FoldReply>) => {
+      const r = ev.data;
+      if (r.op === "failed") log.error("write-behind: rows not yet folded into the database", { dbPath: b.dbPath, error: r.error });
+      if (r.op === "folded" && r.skipped > 0) log.warn("write-behind: rows skipped by the database", { skipped: r.skipped, error: r.firstError });
+      if (r.op !== "closed" && batch && worker === w) settle();
+    };
+    w.onerror = (ev) => {
+      // The thread cannot run (or died): its batch counts as failed, and batches are folded in place from now on.
+      log.error("write-behind: folding thread failed; folding on the event loop", { error: ev.message });
+      broken = true;
+      if (worker === w) worker = undefined;
+      w.terminate();
+      if (batch) {
+        Atomics.store(state, 0, FOLD_FAILED);
+        settle();
+      }
+    };
+    w.unref();
+    w.postMessage({ op: "open", dbPath: b.dbPath, pragmas: b.pragmas, rowSql: b.rowSql, markSql: b.markSql, state: state.buffer as SharedArrayBuffer } satisfies FoldSetup);
+    return w;
+  };
+
+  return {
+    threadRows: b.threadRows ?? 32,
+    usable: () => !broken,
+    running: () => worker !== undefined,
+    inFlight: () => batch !== undefined,
+    post(rows, lastSeq, done) {
+      worker ??= start();
+      batch = { rows, done };
+      Atomics.store(state, 0, FOLD_BUSY);
+      worker.postMessage({ op: "fold", rows: JSON.stringify(rows.map(b.params)), lastSeq } satisfies FoldBatch);
+      if (quietTimer) clearTimeout(quietTimer);
+      quietTimer = setTimeout(stop, quietStopMs);
+      quietTimer.unref?.();
+    },
+    wait(ms) {
+      if (!batch) return true;
+      if (Atomics.wait(state, 0, FOLD_BUSY, ms) === "timed-out") return false;
+      settle();
+      return true;
+    },
+    close() {
+      if (quietTimer) clearTimeout(quietTimer);
+      stop();
     },
   };
 }
