@@ -1,7 +1,7 @@
 // The in-process workflow engine: queues executions per workspace under a concurrency cap, keeps
 // one runner per execution in progress, wakes durable timers from the injected clock, resumes
 // what a crash interrupted, and carries out stop, pause, continue and approvals.
-import { and, asc, count, eq, inArray, lte } from "drizzle-orm";
+import { and, asc, count, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
@@ -53,6 +53,28 @@ export function createWorkflowEngine(deps: EngineDeps) {
   let started = false;
   let timer: ReturnType<typeof setInterval> | undefined;
 
+  // The tick's queries run four times a second, loaded or idle: built once.
+  const runningPerWorkspace = db
+    .select({ productId: workflowExecutions.productId, n: count() })
+    .from(workflowExecutions)
+    .where(eq(workflowExecutions.status, "running"))
+    .groupBy(workflowExecutions.productId)
+    .prepare();
+  const oldestQueued = db
+    .select({ id: workflowExecutions.id, productId: workflowExecutions.productId })
+    .from(workflowExecutions)
+    .where(eq(workflowExecutions.status, "queued"))
+    .orderBy(asc(workflowExecutions.createdAt), asc(workflowExecutions.id))
+    .limit(500)
+    .prepare();
+  // wake_at holds epoch milliseconds (timestamp_ms), so the clock's number is compared as is.
+  const dueExecutions = db
+    .selectDistinct({ id: nodeRuns.executionId })
+    .from(nodeRuns)
+    .innerJoin(workflowExecutions, eq(workflowExecutions.id, nodeRuns.executionId))
+    .where(and(lte(nodeRuns.wakeAt, sql.placeholder("now")), inArray(workflowExecutions.status, ["running", "waiting"])))
+    .prepare();
+
   const getRow = (id: string) => db.select().from(workflowExecutions).where(eq(workflowExecutions.id, id)).get();
 
   const graphOf = (exec: ExecutionRow): Graph => {
@@ -91,22 +113,8 @@ export function createWorkflowEngine(deps: EngineDeps) {
   /** Starts queued executions, oldest first, while their workspace is under its cap. */
   function pump() {
     if (!started) return;
-    const busy = new Map(
-      db
-        .select({ productId: workflowExecutions.productId, n: count() })
-        .from(workflowExecutions)
-        .where(eq(workflowExecutions.status, "running"))
-        .groupBy(workflowExecutions.productId)
-        .all()
-        .map((r) => [r.productId, r.n]),
-    );
-    const queued = db
-      .select({ id: workflowExecutions.id, productId: workflowExecutions.productId })
-      .from(workflowExecutions)
-      .where(eq(workflowExecutions.status, "queued"))
-      .orderBy(asc(workflowExecutions.createdAt), asc(workflowExecutions.id))
-      .limit(500)
-      .all();
+    const busy = new Map(runningPerWorkspace.all().map((r) => [r.productId, r.n]));
+    const queued = oldestQueued.all();
     for (const q of queued) {
       const n = busy.get(q.productId) ?? 0;
       if (n >= deps.concurrency) continue;
@@ -119,12 +127,7 @@ export function createWorkflowEngine(deps: EngineDeps) {
   /** Ends due timers and retry backoffs of executions in progress. */
   function tick() {
     if (!started) return;
-    const due = db
-      .selectDistinct({ id: nodeRuns.executionId })
-      .from(nodeRuns)
-      .innerJoin(workflowExecutions, eq(workflowExecutions.id, nodeRuns.executionId))
-      .where(and(lte(nodeRuns.wakeAt, new Date(clock.now())), inArray(workflowExecutions.status, ["running", "waiting"])))
-      .all();
+    const due = dueExecutions.all({ now: clock.now() });
     for (const { id } of due) {
       try {
         load(id).wakeDue();
