@@ -1,8 +1,15 @@
 // `{{ expr }}` templates in node configs: JSONata expressions over {input, nodes, execution},
 // compiled once, checked at save, evaluated with a time and depth budget. No JavaScript runs.
-import jsonata from "jsonata";
+import type jsonataModule from "jsonata";
 
-type Expression = ReturnType<typeof jsonata>;
+type Expression = ReturnType<typeof jsonataModule>;
+
+// Loaded at the first expression, not at start (an idle Hearth without workflows never needs it).
+let jsonataFn: typeof jsonataModule | undefined;
+const jsonata: typeof jsonataModule = (source, options) => {
+  jsonataFn ??= require("jsonata") as typeof jsonataModule;
+  return jsonataFn(source, options);
+};
 
 /** An expression that runs longer than this fails its node (JSONata checks between steps). */
 export const EXPRESSION_TIMEOUT_MS = 1000;
@@ -19,7 +26,7 @@ export function compile(source: string): Expression {
   if (hit) return hit;
   let expr: Expression;
   try {
-    expr = jsonata(source, { timeout: EXPRESSION_TIMEOUT_MS, stack: EXPRESSION_STACK } as jsonata.JsonataOptions);
+    expr = jsonata(source, { timeout: EXPRESSION_TIMEOUT_MS, stack: EXPRESSION_STACK } as jsonataModule.JsonataOptions);
   } catch (e) {
     throw new ExpressionError(describe(e, source));
   }
