@@ -1,7 +1,7 @@
 // Agents of a workspace: the catalog, install and custom creation (each with its workflow), list,
 // read, update, uninstall, invoke, and their executions with every tool call and the tokens used.
 import { and, asc, count, desc, eq, inArray } from "drizzle-orm";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { validatorFor } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -20,7 +20,6 @@ import { agents, agentToolCalls, agentUsage } from "./table";
 
 export type AgentRow = typeof agents.$inferSelect;
 
-const validators = new Map(TEMPLATES.map((tpl) => [tpl.id, TypeCompiler.Compile(tpl.settings)]));
 export const INVOKE_WAIT_MS = 120_000;
 
 export function createAgentsService(deps: {
@@ -103,7 +102,7 @@ export function createAgentsService(deps: {
       const tpl = TEMPLATES.find((x) => x.id === input.template);
       if (!tpl) throw unprocessable(`Unknown template "${input.template}"; the catalog has: ${TEMPLATES.map((x) => x.id).join(", ")}`);
       const settings = input.settings ?? {};
-      const problem = validators.get(tpl.id)!.Errors(settings).First();
+      const problem = validatorFor(tpl.settings).Errors(settings).First();
       if (problem) throw unprocessable(`settings${problem.path}: ${problem.message}`);
       const kbs = (settings.knowledge_base_ids as string[] | undefined) ?? [];
       checkBases(p, kbs);

@@ -3,7 +3,8 @@
 // rule (a workspace's active local integration replaces the global ones of its type); credentials
 // sealed with the secret key and never returned.
 import { and, count, desc, eq, isNull, or } from "drizzle-orm";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { TSchema } from "@sinclair/typebox";
+import { validatorFor } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -20,7 +21,7 @@ type Change = { productId: string | null; organizationId: string };
 
 export function createIntegrationsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; connectors: Connector[] }) {
   const { db, clock, workspaces, box } = deps;
-  const connectors = new Map(deps.connectors.map((c) => [c.type, { c, config: TypeCompiler.Compile(c.config), credentials: TypeCompiler.Compile(c.credentials) }]));
+  const connectors = new Map(deps.connectors.map((c) => [c.type, c]));
   const listeners = new Set<(c: Change) => void>();
   const changed = (row: Pick<IntegrationRow, "productId" | "organizationId">) => listeners.forEach((l) => l({ productId: row.productId, organizationId: row.organizationId }));
 
@@ -29,8 +30,8 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     if (!c) throw unprocessable(`Unknown integration type "${type}"; the types are: ${[...connectors.keys()].join(", ")}`);
     return c;
   };
-  const check = (validator: ReturnType<typeof TypeCompiler.Compile>, value: unknown, what: string) => {
-    const e = validator.Errors(value).First();
+  const check = (schema: TSchema, value: unknown, what: string) => {
+    const e = validatorFor(schema).Errors(value).First();
     if (e) throw unprocessable(`${what}${e.path}: ${e.message}`);
   };
 
@@ -68,16 +69,16 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     effective,
     /** The effective set of a workspace the caller may see (404 otherwise). */
     effectiveFor: (p: Principal, productId: string) => effective(workspaces.requireVisible(p, productId).id, p.organizationId),
-    connector: (type: string) => connectors.get(type)?.c,
+    connector: (type: string) => connectors.get(type),
     /** An integration's tools: its type's, or those its config describes (http). */
     toolsOf(row: Pick<IntegrationRow, "type" | "config">) {
-      const c = connectors.get(row.type)?.c;
+      const c = connectors.get(row.type);
       return c ? (c.toolsFor?.(row.config) ?? c.tools) : [];
     },
     onChange: (l: (c: Change) => void) => void listeners.add(l),
     credentialsOf: (row: IntegrationRow) => (row.credentials ? box.open<Record<string, unknown>>(row.credentials) : {}),
 
-    types: () => [...connectors.values()].map(({ c }) => ({ type: c.type, description: c.description, config_schema: c.config, credentials_schema: c.credentials, tools: c.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) })),
+    types: () => [...connectors.values()].map((c) => ({ type: c.type, description: c.description, config_schema: c.config, credentials_schema: c.credentials, tools: c.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) })),
 
     list(p: Principal, productId: string | undefined, win: PageWindow) {
       const pid = productId ?? (p.kind === "token" ? p.productId : undefined);
@@ -141,7 +142,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       const row = requireIntegration(p, id);
       requireManager(p, row);
       if (!row.credentials) return { ok: false, message: "A template has no credentials to check; give it credentials first" };
-      const c = connector(row.type).c;
+      const c = connector(row.type);
       if (!c.check) return { ok: true, message: `${row.type} integrations cannot be checked without a real call; their tools will tell` };
       try {
         return { ok: true, message: await c.check({ config: row.config, credentials: box.open(row.credentials), signal, allow }) };

@@ -2,7 +2,7 @@
 // Features contribute fixed tools from their tools.ts; providers add per-workspace tools
 // (integrations) at call time.
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { validatorFor } from "../validator";
 import type { TokenPrincipal } from "../auth/principal";
 import type { Logger } from "../log";
 import type { ToolSpec } from "../llm/llm";
@@ -58,12 +58,7 @@ export const jsonSchema = (schema: TSchema): Record<string, unknown> => JSON.par
 export function createToolRegistry() {
   const fixed = new Map<string, ToolDef<any>>();
   const providers: Provider[] = [];
-  const validators = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
-  const validator = (schema: TSchema) => {
-    let v = validators.get(schema);
-    if (!v) validators.set(schema, (v = TypeCompiler.Compile(schema)));
-    return v;
-  };
+  const validator = validatorFor;
 
   return {
     add(def: ToolDef<any>) {

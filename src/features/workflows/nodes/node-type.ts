@@ -2,7 +2,7 @@
 // A new capability (agents, integrations) adds a node by registering a module; the engine never
 // branches on a type name.
 import type { TSchema } from "elysia";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { validatorFor } from "../../../platform/validator";
 import type { Logger } from "../../../platform/log";
 import type { Clock } from "../../../platform/clock";
 
@@ -61,10 +61,10 @@ export class RetryableError extends Error {
 }
 
 export function createNodeRegistry(types: NodeType<any>[]) {
-  const byType = new Map<string, { def: NodeType<any>; validate: ReturnType<typeof TypeCompiler.Compile> }>();
+  const byType = new Map<string, { def: NodeType<any> }>();
   const add = (def: NodeType<any>) => {
     if (byType.has(def.type)) throw new Error(`node type ${def.type} registered twice`);
-    byType.set(def.type, { def, validate: TypeCompiler.Compile(def.config) });
+    byType.set(def.type, { def });
   };
   types.forEach(add);
   return {
@@ -79,7 +79,7 @@ export function createNodeRegistry(types: NodeType<any>[]) {
     configError(type: string, config: unknown, templated = false): string | undefined {
       const entry = byType.get(type);
       if (!entry) return `unknown node type "${type}"`;
-      for (const e of entry.validate.Errors(config)) {
+      for (const e of validatorFor(entry.def.config).Errors(config)) {
         if (templated && typeof e.value === "string" && e.value.includes("{{")) continue;
         return `${e.path || "config"}: ${e.message}`;
       }
