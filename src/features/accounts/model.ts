@@ -1,6 +1,6 @@
 // Schemas of login, the caller's profile, organizations and their users.
 import { t } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 
 export const Role = t.UnionEnum(["owner", "admin", "member"]);
 
@@ -58,7 +58,7 @@ export const ActivityEntry = t.Object({
   target_organization_id: t.Nullable(t.String()),
   method: t.Nullable(t.String()),
   endpoint: t.Nullable(t.String()),
-  status_code: t.Nullable(t.Integer()),
+  status_code: t.Nullable(Int()),
   ip_address: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   detail: t.Nullable(t.String()),

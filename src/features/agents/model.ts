@@ -1,6 +1,6 @@
 // Schemas of agents, the catalog and agent executions.
 import { t } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 import { PaginationQuery } from "../../platform/http/pagination";
 import { GraphSchema } from "../workflows/model";
 
@@ -74,7 +74,7 @@ export const InvokeBody = t.Object(
 
 export const AgentListQuery = t.Object({ product_id: t.Optional(Uuid), id: t.Optional(Uuid), ...PaginationQuery.properties }, { additionalProperties: false });
 
-export const ToolCallView = t.Object({ tool: t.String(), arguments: t.Unknown(), result: t.Optional(t.String()), error: t.Optional(t.String()), duration_ms: t.Integer(), step: t.Integer() });
+export const ToolCallView = t.Object({ tool: t.String(), arguments: t.Unknown(), result: t.Optional(t.String()), error: t.Optional(t.String()), duration_ms: Int(), step: Int() });
 
 export const AgentExecution = t.Object({
   id: Uuid,
@@ -84,8 +84,8 @@ export const AgentExecution = t.Object({
   output: t.Optional(t.Unknown()),
   error: t.Optional(t.String()),
   tool_calls: t.Array(ToolCallView),
-  usage: t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer() }),
+  usage: t.Object({ prompt_tokens: Int(), completion_tokens: Int() }),
   started_at: t.Union([Timestamp, t.Null()]),
   finished_at: t.Union([Timestamp, t.Null()]),
-  duration_ms: t.Union([t.Integer(), t.Null()]),
+  duration_ms: t.Union([Int(), t.Null()]),
 });

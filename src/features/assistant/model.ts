@@ -1,6 +1,6 @@
 // Schemas of the assistant chat endpoints.
 import { t } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 import { PaginationQuery } from "../../platform/http/pagination";
 
 /** The longest message accepted (characters); longer ones are refused with 422 before any streaming. */
@@ -20,17 +20,17 @@ export const ChatBody = t.Object(
 );
 
 export const Source = t.Object({
-  index: t.Integer({ description: "The number the answer cites: [index]" }),
+  index: Int({ description: "The number the answer cites: [index]" }),
   file_id: Uuid,
   file_name: t.String(),
-  chunk_id: t.Integer(),
-  page: t.Optional(t.Integer()),
+  chunk_id: Int(),
+  page: t.Optional(Int()),
   score: t.Number(),
   excerpt: t.String(),
 });
 
 export const ChatMessage = t.Object({
-  id: t.Integer(),
+  id: Int(),
   role: t.UnionEnum(["user", "assistant"]),
   content: t.String(),
   status: t.UnionEnum(["complete", "interrupted"], { description: "interrupted: the model failed or the caller left mid-answer" }),
@@ -45,7 +45,7 @@ export const ChatSession = t.Object({
   session_id: t.String(),
   product_id: Uuid,
   title: t.String(),
-  message_count: t.Integer(),
+  message_count: Int(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -1,6 +1,6 @@
 // Schemas of the knowledge base and file storage endpoints.
 import { t } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 
 export const KnowledgeBase = t.Object({
   id: Uuid,
@@ -9,9 +9,9 @@ export const KnowledgeBase = t.Object({
   description: t.Nullable(t.String()),
   is_default: t.Boolean(),
   embedding_model: t.String(),
-  embedding_dim: t.Integer(),
-  file_count: t.Integer(),
-  bytes: t.Integer(),
+  embedding_dim: Int(),
+  file_count: Int(),
+  bytes: Int(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -33,12 +33,12 @@ export const KnowledgeFile = t.Object({
   name: t.String(),
   format: t.UnionEnum(["pdf", "docx", "csv", "json", "xml", "md", "txt"]),
   mime_type: t.String(),
-  size: t.Integer(),
+  size: Int(),
   sha256: t.String(),
   status: t.UnionEnum(["queued", "processing", "ready", "failed"]),
   progress: t.Number({ minimum: 0, maximum: 1 }),
   error: t.Nullable(t.String()),
-  chunk_count: t.Integer(),
+  chunk_count: Int(),
   embedding_model: t.Nullable(t.String()),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -1,7 +1,7 @@
 // /api/knowledge-base/embeddings: search (POST), embedding state (GET), re-embed (PUT), drop (DELETE).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { Uuid, errors, ok } from "../../platform/http/schemas";
+import { Uuid, errors, ok, Int } from "../../platform/http/schemas";
 import type { KnowledgeEmbedder } from "./embedder";
 import type { KnowledgeSearch } from "./search";
 import type { KnowledgeService } from "./service";
@@ -20,12 +20,12 @@ const SearchBody = t.Object(
 );
 
 const SearchResult = t.Object({
-  chunk_id: t.Integer(),
+  chunk_id: Int(),
   file_id: Uuid,
   file_name: t.String(),
   knowledge_base_id: Uuid,
   text: t.String(),
-  page: t.Optional(t.Integer()),
+  page: t.Optional(Int()),
   headings: t.Array(t.String()),
   score: t.Number(),
 });
@@ -41,7 +41,7 @@ const EmbeddingState = t.Object({
       file_id: Uuid,
       name: t.String(),
       status: t.String(),
-      chunk_count: t.Integer(),
+      chunk_count: Int(),
       embedding_model: t.Nullable(t.String()),
       embedded: t.Boolean(),
     }),
@@ -117,7 +117,7 @@ export function searchRoutes(auth: AuthPlugin, deps: { search: KnowledgeSearch; 
         set.status = 202;
         return { success: true as const, message: `Re-embedding ${queued} file(s) with ${embedder.model}`, data: { queued } };
       },
-      { auth: "any:strict", body: Scope, parse: "json", response: { 202: ok(t.Object({ queued: t.Integer() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Re-embed a file or a knowledge base" } },
+      { auth: "any:strict", body: Scope, parse: "json", response: { 202: ok(t.Object({ queued: Int() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Re-embed a file or a knowledge base" } },
     )
     .delete(
       "/api/knowledge-base/embeddings",
@@ -126,6 +126,6 @@ export function searchRoutes(auth: AuthPlugin, deps: { search: KnowledgeSearch; 
         knowledge.dropEmbeddings(files, (ids) => vectors.remove(ids));
         return { success: true as const, message: "Vectors dropped; keyword search still works", data: { files: files.length } };
       },
-      { auth: "any", query: Scope, response: { 200: ok(t.Object({ files: t.Integer() })), ...errors(400, 401, 404, 429) }, detail: { summary: "Drop the vectors of a file or a knowledge base" } },
+      { auth: "any", query: Scope, response: { 200: ok(t.Object({ files: Int() })), ...errors(400, 401, 404, 429) }, detail: { summary: "Drop the vectors of a file or a knowledge base" } },
     );
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
 import { forbidden } from "../../platform/errors";
-import { errors, ok } from "../../platform/http/schemas";
+import { errors, ok, Int } from "../../platform/http/schemas";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { CheckName, CheckState, HealthRegistry } from "./health";
 import type { BackupResult } from "./backup";
@@ -55,7 +55,7 @@ export function systemRoutes(deps: { auth: AuthPlugin; health: HealthRegistry; v
       },
       {
         auth: "jwt",
-        response: { 201: ok(t.Object({ file: t.String(), bytes: t.Integer(), integrity: t.Literal("ok") }), "Created"), ...errors(401, 403, 429) },
+        response: { 201: ok(t.Object({ file: t.String(), bytes: Int(), integrity: t.Literal("ok") }), "Created"), ...errors(401, 403, 429) },
         detail: { tags: ["Operations"], summary: "Write a checked copy of the database to <data dir>/backups/" },
       },
     );

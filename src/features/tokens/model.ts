@@ -1,6 +1,6 @@
 // Request and response schemas of the API token endpoints (validation, types and docs in one).
 import { t } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 
 export const TokenRole = t.UnionEnum(["USER", "SYSTEM"], { description: "USER (default) or SYSTEM (needed by the MCP admin tools)" });
 
@@ -55,8 +55,8 @@ export const AuditEntry = t.Object({
   ip_address: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   endpoint: t.Nullable(t.String()),
-  status_code: t.Nullable(t.Integer()),
-  count: t.Integer({ description: "Attempts this entry stands for: 1, except a refused token's uses, folded into one entry a minute (an addition to the spec)" }),
+  status_code: t.Nullable(Int()),
+  count: Int({ description: "Attempts this entry stands for: 1, except a refused token's uses, folded into one entry a minute (an addition to the spec)" }),
   created_at: Timestamp,
 });
 

@@ -1,6 +1,6 @@
 // Schemas of workflows, versions, executions, node runs and their requests (validation = types = docs).
 import { t, type Static } from "elysia";
-import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
 import { PaginationQuery } from "../../platform/http/pagination";
 
 /** Graphs larger than this are refused at save: a workflow is a program a person reads, not data. */
@@ -50,7 +50,7 @@ export type Graph = Static<typeof GraphSchema>;
 export type GraphNodeDef = Static<typeof GraphNode>;
 export type RetryPolicy = Static<typeof RetrySchema>;
 
-export const WorkflowVersion = t.Object({ id: Uuid, workflow_id: Uuid, version: t.Integer(), graph: GraphSchema, created_at: Timestamp });
+export const WorkflowVersion = t.Object({ id: Uuid, workflow_id: Uuid, version: Int(), graph: GraphSchema, created_at: Timestamp });
 
 export const Workflow = t.Object({
   id: Uuid,
@@ -58,7 +58,7 @@ export const Workflow = t.Object({
   name: t.String(),
   description: t.Union([t.String(), t.Null()]),
   active_version_id: t.Union([Uuid, t.Null()]),
-  latest_version: t.Integer(),
+  latest_version: Int(),
   agent_id: t.Optional(t.Union([Uuid, t.Null()])),
   graph: t.Optional(GraphSchema),
   versions: t.Optional(t.Array(t.Omit(WorkflowVersion, ["graph"]))),
@@ -99,7 +99,7 @@ export const NodeRunView = t.Object({
   node_id: t.String(),
   type: t.String(),
   status: t.UnionEnum(["pending", "running", "waiting", "succeeded", "failed", "skipped"]),
-  attempt: t.Integer(),
+  attempt: Int(),
   started_at: t.Union([Timestamp, t.Null()]),
   finished_at: t.Union([Timestamp, t.Null()]),
   output: t.Optional(t.Unknown()),
@@ -175,7 +175,7 @@ export const NodeStatusView = t.Object({
   node_id: t.String(),
   type: t.String(),
   status: t.String(),
-  attempt: t.Integer(),
+  attempt: Int(),
   output: t.Optional(t.Unknown()),
   error: t.Optional(t.String()),
   started_at: t.Union([Timestamp, t.Null()]),

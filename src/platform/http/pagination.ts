@@ -1,5 +1,6 @@
 // The spec's pagination (page, pageSize, limit) as one schema and one window computation.
 import { t } from "elysia";
+import { Int } from "./schemas";
 
 export const PaginationQuery = t.Object({
   page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: "Page number, from 1" })),
@@ -19,7 +20,7 @@ export interface Pagination {
   total: number;
 }
 
-export const PaginationSchema = t.Object({ page: t.Integer(), pageSize: t.Integer(), total: t.Integer() });
+export const PaginationSchema = t.Object({ page: Int(), pageSize: Int(), total: Int() });
 
 /** `limit` alone means "the first `limit` items"; otherwise page/pageSize (defaults 1 and 50). */
 export function pageWindow(q: { page?: number; pageSize?: number; limit?: number }): PageWindow {
