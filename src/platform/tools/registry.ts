@@ -58,7 +58,6 @@ export const jsonSchema = (schema: TSchema): Record<string, unknown> => JSON.par
 export function createToolRegistry() {
   const fixed = new Map<string, ToolDef<any>>();
   const providers: Provider[] = [];
-  const validator = validatorFor;
 
   return {
     add(def: ToolDef<any>) {
@@ -78,7 +77,7 @@ export function createToolRegistry() {
 
     /** The first problem with `args` for `tool`, as one line, or undefined. */
     argumentsError(tool: ToolDef<any>, args: unknown): string | undefined {
-      const first = validator(tool.input).Errors(args).First();
+      const first = validatorFor(tool.input).Errors(args).First();
       if (!first) return undefined;
       // The property's own description says what is expected (for _integration: the options).
       const prop = ((tool.input as TObject).properties ?? {})[first.path.split("/")[1] ?? ""] as TSchema | undefined;
