@@ -1,133 +1,157 @@
-// Two edits of a serialized ONNX model, made on its protobuf wire format before ONNX Runtime
-// sees it (every byte not edited is copied as it is): graph outputs nobody reads left out, and
-// constant weight transforms that both branches of an If repeat moved in front of it, where
-// ONNX Runtime can fold them once at load instead of running them at every call.
-
-/** Field numbers from onnx.proto. */
-const MODEL_GRAPH = 7;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const GRAPH_OUTPUT = 12;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_OP_TYPE = 4;
-const NODE_ATTRIBUTE = 5;
-const ATTRIBUTE_GRAPH = 6;
-const TENSOR_NAME = 8;
-const VALUE_INFO_NAME = 1;
-const LENGTH_DELIMITED = 2;
-
-interface Field {
-  no: number;
-  /** The whole field, key included. */
-  raw: Uint8Array;
-  /** The payload of a length-delimited field. */
-  body?: Uint8Array;
-}
-
-function readVarint(b: Uint8Array, at: number): { value: number; at: number } {
-  let value = 0;
-  for (let scale = 1; ; scale *= 128) {
-    if (at >= b.length) throw new Error("ONNX model ends inside a varint");
-    const byte = b[at++]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return { value, at };
-  }
-}
-
-function varint(value: number): number[] {
-  const out: number[] = [];
-  for (; value >= 0x80; value = Math.floor(value / 128)) out.push((value % 128) | 0x80);
-  out.push(value);
-  return out;
-}
-
-function fields(b: Uint8Array): Field[] {
-  const out: Field[] = [];
-  for (let at = 0; at < b.length; ) {
-    const start = at;
-    const key = readVarint(b, at);
-    at = key.at;
-    let body: Uint8Array | undefined;
-    const wire = key.value & 7;
-    if (wire === 0) at = readVarint(b, at).at;
-    else if (wire === 1) at += 8;
-    else if (wire === 5) at += 4;
-    else if (wire === LENGTH_DELIMITED) {
-      const length = readVarint(b, at);
-      at = length.at + length.value;
-      body = b.subarray(length.at, at);
-    } else throw new Error(`ONNX model has an unknown protobuf wire type ${wire}`);
-    if (at > b.length) throw new Error("ONNX model field runs past its end");
-    out.push({ no: Math.floor(key.value / 8), raw: b.subarray(start, at), body });
-  }
-  return out;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** A length-delimited field with a new payload. */
-const field = (no: number, body: Uint8Array) => concat([Uint8Array.from([...varint(no * 8 + LENGTH_DELIMITED), ...varint(body.length)]), body]);
-
-const decoder = new TextDecoder();
-const strings = (msg: Uint8Array, no: number) => fields(msg).flatMap((f) => (f.no === no && f.body ? [decoder.decode(f.body)] : []));
-
-/** The model with its graph's fields passed through `edit`. */
-function editGraph(model: Uint8Array, edit: (graph: Field[]) => Uint8Array[]): Uint8Array {
-  return concat(fields(model).map((f) => (f.no === MODEL_GRAPH && f.body ? field(MODEL_GRAPH, concat(edit(fields(f.body)))) : f.raw)));
-}
+// Edits of a serialized ONNX model, made on its protobuf wire format before ONNX Runtime sees it
+// (every field not edited is passed on as it is): graph outputs nobody reads left out, attention
+// written out as MatMul-Softmax-MatMul made one fused attention node, and MatMuls by a whole 8-bit
+// matrix dequantized at every call made MatMuls on the 8-bit matrix itself.
+import {
+  CONTRIB,
+  editGraph,
+  FLOAT,
+  GRAPH,
+  hasAttributes,
+  initializersOf,
+  int64Initializer,
+  intAttributes,
+  newNode,
+  nodesOf,
+  rewriteNodes,
+  subgraphs,
+  UINT8,
+  VALUE_INFO_NAME,
+  withSubgraphs,
+  type Node,
+} from "./onnx-graph";
+import { message, strings, type Field, type Pieces } from "./onnx-wire";
 
 /** The model without the graph outputs `drop` picks: the nodes that compute them stay, and their tensors become intermediates ONNX Runtime frees once read. */
 export function withoutOutputs(model: Uint8Array, drop: (name: string) => boolean): Uint8Array {
-  return editGraph(model, (graph) => graph.filter((f) => !(f.no === GRAPH_OUTPUT && f.body && drop(strings(f.body, VALUE_INFO_NAME)[0] ?? ""))).map((f) => f.raw));
+  return editGraph(model, (graph) => graph.filter((f) => !(f.no === GRAPH.output && f.body && drop(strings(f.body, VALUE_INFO_NAME)[0] ?? ""))).map((f) => f.raw));
+}
+
+/** Follows tensors through the graph: back from a tensor through its producers, or forward through its only reader. */
+function tracer(nodes: Node[]) {
+  const producer = new Map(nodes.flatMap((n) => n.outputs.map((o) => [o, n] as const)));
+  const readers = new Map<string, Node[]>();
+  for (const n of nodes) for (const i of n.inputs) readers.set(i, [...(readers.get(i) ?? []), n]);
+  return {
+    producer: (name: string | undefined) => producer.get(name ?? ""),
+    /** The tensor `ops` (nearest first) were applied to, to make `name`. */
+    back(name: string | undefined, ops: string[]): string | undefined {
+      for (const op of ops) {
+        const n = producer.get(name ?? "");
+        if (n?.op !== op) return undefined;
+        name = n.inputs[0];
+      }
+      return name;
+    },
+    /** The node `ops` end with, each the only reader of the one before, starting from `name`. */
+    forward(name: string, ops: string[]): Node | undefined {
+      let last: Node | undefined;
+      for (const op of ops) {
+        const next = readers.get(name);
+        if (next?.length !== 1 || next[0]!.op !== op || next[0]!.inputs[0] !== name) return undefined;
+        last = next[0]!;
+        name = last.outputs[0]!;
+      }
+      return last;
+    },
+  };
 }
 
 /**
- * The model with the nodes of `ops` that an If branch runs on the outer graph's initializers alone
- * (and on each other) moved in front of the If, once, however many branches repeat them: inside
- * a branch ONNX Runtime folds them into a constant of each branch, or runs them at every call.
+ * The model with each self-attention exported as Reshape/Transpose into heads, MatMul, Softmax,
+ * MatMul and back (queries already scaled) made ONNX Runtime's MultiHeadAttention on the [batch,
+ * sequence, hidden] queries, keys and values. Its CPU kernel streams over the keys (flash
+ * attention), where the exported graph holds two heads × sequence² matrices of scores at once:
+ * 108 MB per Whisper encoder layer for a 30 s window.
  */
-export function withBranchConstantsHoisted(model: Uint8Array, ops: ReadonlySet<string>): Uint8Array {
-  return editGraph(model, (graph) => {
-    const constant = new Set(graph.flatMap((f) => (f.no === GRAPH_INITIALIZER && f.body ? strings(f.body, TENSOR_NAME) : [])));
-    const hoisted = new Map<string, { raw: Uint8Array; reads: string }>();
-    const hoistable = (node: Uint8Array) =>
-      ops.has(strings(node, NODE_OP_TYPE)[0] ?? "") && strings(node, NODE_INPUT).every((i) => i === "" || constant.has(i) || hoisted.has(i));
+export function withFusedAttention(model: Uint8Array, heads: number): Uint8Array {
+  let fused = 0;
+  const edit = (graph: Field[]): Pieces => {
+    const nodes = nodesOf(graph);
+    const t = tracer(nodes);
+    const instead = new Map<Field, Pieces>();
+    for (const softmax of nodes) {
+      const axis = intAttributes(softmax.body).get("axis");
+      if (softmax.op !== "Softmax" || !(axis === 2 || (axis ?? 0) >= 2 ** 63)) continue; // the last axis of [batch × heads, queries, keys]
+      const scores = t.producer(softmax.inputs[0]);
+      if (scores?.op !== "MatMul") continue;
+      const weighted = t.forward(softmax.outputs[0]!, ["Reshape", "Reshape", "MatMul"]) ?? t.forward(softmax.outputs[0]!, ["MatMul"]);
+      const merged = weighted && t.forward(weighted.outputs[0]!, ["Reshape", "Transpose", "Reshape"]);
+      const query = t.back(scores.inputs[0], ["Reshape", "Transpose", "Reshape"]);
+      const key = t.back(scores.inputs[1], ["Transpose", "Reshape", "Transpose", "Reshape"]);
+      const value = weighted && t.back(weighted.inputs[1], ["Reshape", "Transpose", "Reshape"]);
+      if (!merged || !query || !key || !value) continue;
+      instead.set(merged.field, newNode("MultiHeadAttention", [query, key, value], merged.outputs, { name: `${softmax.name}_fused`, domain: CONTRIB, ints: { num_heads: heads }, floats: { scale: 1 } }));
+      fused++;
+    }
+    // The per-head reshapes, the scores and their shapes' arithmetic are read by nothing now.
+    return rewriteNodes(graph, instead);
+  };
+  return editGraph(model, edit, () => fused > 0);
+}
 
-    const editBranch = (branch: Uint8Array): Uint8Array => {
-      let nodes = fields(branch);
-      for (;;) {
-        const moving = nodes.filter((f) => f.no === GRAPH_NODE && f.body && hoistable(f.body));
-        if (moving.length === 0) return concat(nodes.map((f) => f.raw));
-        for (const f of moving) {
-          const attributes = fields(f.body!).filter((a) => a.no === NODE_ATTRIBUTE).map((a) => Buffer.from(a.raw).toString("base64"));
-          const node = { raw: f.raw, reads: `${strings(f.body!, NODE_OP_TYPE)[0]}(${strings(f.body!, NODE_INPUT).join()}) ${attributes.join()}` };
-          for (const out of strings(f.body!, NODE_OUTPUT)) {
-            const before = hoisted.get(out);
-            if (before && before.reads !== node.reads) throw new Error(`ONNX model: two branches make ${out} differently`);
-            if (!before) hoisted.set(out, node);
-          }
-        }
-        nodes = nodes.filter((f) => !moving.includes(f));
+/**
+ * The model with every `MatMul(x, DequantizeLinear(Transpose(W), scale, zero point))`, W an 8-bit
+ * [N, K] initializer with one scale and zero point, made `MatMulNBits(x, W)` (ONNX Runtime's
+ * contrib op) on W cut into blocks of `blockSize` along K, each with W's scale and zero point:
+ * the same weights, held once as bytes, where the MatMul dequantized all of W to floats at every
+ * call (or held the floats, 4× the bytes, once folded). `accuracyLevel` 4 quantizes x to 8 bits
+ * per block as well, which MLAS computes fastest; 0 would keep x in floats on a slow path.
+ */
+export function withQuantizedMatMuls(model: Uint8Array, opts: { blockSize: number; accuracyLevel: number }): Uint8Array {
+  let replaced = 0;
+  const edit = (graph: Field[]): Pieces => {
+    const initializers = initializersOf(graph);
+    const scalar = (name: string | undefined, type: number) => initializers.get(name ?? "")?.type === type && initializers.get(name ?? "")?.dims.length === 0;
+    /** Per weight, scale and zero point: the names of its blocks and the main-graph fields that make them. */
+    const blocked = new Map<string, { names: [string, string, string]; fields: Pieces }>();
+
+    const blocksOf = (weight: string, scale: string, zeroPoint: string, [n, k]: [number, number]) => {
+      const key = JSON.stringify([weight, scale, zeroPoint]);
+      let found = blocked.get(key);
+      if (!found) {
+        const p = `${weight}_nbits${blocked.size}`;
+        const count = (n * k) / opts.blockSize;
+        found = {
+          names: [`${p}_blocks`, `${p}_scales`, `${p}_zero_points`],
+          // Made by nodes ONNX Runtime folds at load, so the file carries W's bytes once.
+          fields: [
+            ...int64Initializer(`${p}_shape`, [n, k / opts.blockSize, opts.blockSize]),
+            ...int64Initializer(`${p}_count`, [count]),
+            ...newNode("Reshape", [weight, `${p}_shape`], [`${p}_blocks`], { name: `${p}_Reshape` }),
+            ...newNode("Expand", [scale, `${p}_count`], [`${p}_scales`], { name: `${p}_ExpandScale` }),
+            ...newNode("Expand", [zeroPoint, `${p}_count`], [`${p}_zero_points`], { name: `${p}_ExpandZeroPoint` }),
+          ],
+        };
+        blocked.set(key, found);
       }
+      return found.names;
     };
-    const editIf = (node: Uint8Array): Uint8Array =>
-      concat(
-        fields(node).map((a) =>
-          a.no === NODE_ATTRIBUTE && a.body ? field(NODE_ATTRIBUTE, concat(fields(a.body).map((g) => (g.no === ATTRIBUTE_GRAPH && g.body ? field(ATTRIBUTE_GRAPH, editBranch(g.body)) : g.raw)))) : a.raw,
-        ),
-      );
 
-    const rest = graph.map((f) => (f.no === GRAPH_NODE && f.body && strings(f.body, NODE_OP_TYPE)[0] === "If" ? field(GRAPH_NODE, editIf(f.body)) : f.raw));
-    // Nodes listed in order of need: each hoisted node comes after the ones it reads, all before the If.
-    return [...new Set([...hoisted.values()].map((n) => n.raw)), ...rest];
-  });
+    const rewrite = (g: Field[]): Pieces => {
+      const nodes = nodesOf(g);
+      const t = tracer(nodes);
+      const instead = new Map<Field, Pieces>();
+      for (const matmul of nodes) {
+        if (matmul.op !== "MatMul") continue;
+        const dequantize = t.producer(matmul.inputs[1]);
+        if (dequantize?.op !== "DequantizeLinear" || !scalar(dequantize.inputs[1], FLOAT) || !scalar(dequantize.inputs[2], UINT8)) continue;
+        const transpose = t.producer(dequantize.inputs[0]);
+        if (transpose?.op !== "Transpose" || hasAttributes(transpose.body)) continue; // no perm: the two axes swapped
+        const weight = initializers.get(transpose.inputs[0] ?? "");
+        if (weight?.type !== UINT8 || weight.dims.length !== 2 || weight.dims[1]! % opts.blockSize !== 0) continue;
+
+        const [n, k] = weight.dims as [number, number];
+        const [blocks, scales, zeroPoints] = blocksOf(transpose.inputs[0]!, dequantize.inputs[1]!, dequantize.inputs[2]!, [n, k]);
+        const ints = { K: k, N: n, bits: 8, block_size: opts.blockSize, accuracy_level: opts.accuracyLevel };
+        instead.set(matmul.field, newNode("MatMulNBits", [matmul.inputs[0]!, blocks, scales, zeroPoints], matmul.outputs, { name: `${matmul.name}_nbits`, domain: CONTRIB, ints }));
+        replaced++;
+      }
+      // The dequantized matrix and its transpose go with the MatMul, unless something else reads them.
+      return rewriteNodes(g, instead, (node) => (subgraphs(node.body).length ? message(GRAPH.node, withSubgraphs(node.body, rewrite)) : [node.field.raw]));
+    };
+
+    return [...rewrite(graph), ...[...blocked.values()].flatMap((b) => b.fields)];
+  };
+  return editGraph(model, edit, () => replaced > 0);
 }
