@@ -1,6 +1,6 @@
 // Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (normalised score
 // fusion of both, fusion.ts), always inside the knowledge bases the caller may read.
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { AppError, invalid } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
@@ -35,6 +35,11 @@ export interface SearchHit {
 
 /** How many candidates each stage contributes to fusion, per result wanted. */
 const CANDIDATES_PER_RESULT = 4;
+/** A stage is asked again for this many times more hits when files not ready took places among its best. */
+const WIDEN = 4;
+const MAX_WIDENINGS = 3;
+
+type Ranked = { chunkId: number; score: number };
 
 export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore; keywords: KeywordStore }) {
   const { db, knowledge, embedder, vectors, keywords } = deps;
@@ -82,7 +87,31 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     .where(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`))
     .prepare();
 
-  const hydrate = (hits: { chunkId: number; score: number }[]): SearchHit[] => {
+  // The hits whose file is ready: a file being stored again (or failed) still has chunks and vectors.
+  const readyChunks = db
+    .select({ id: knowledgeChunks.id })
+    .from(knowledgeChunks)
+    .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
+    .where(and(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`), eq(knowledgeFiles.status, "ready")))
+    .prepare();
+
+  /**
+   * A stage's `k` best hits of ready files. Checked on the hits themselves (a few dozen rows), not
+   * by listing every file in scope first, so search costs the same however many files there are;
+   * when hits of files not ready took places, the stage is asked for more.
+   */
+  const readyOnly = async (k: number, stage: (want: number) => Ranked[] | Promise<Ranked[]>): Promise<Ranked[]> => {
+    for (let want = k, round = 0; ; want *= WIDEN, round++) {
+      const hits = await stage(want);
+      if (hits.length === 0) return hits;
+      const ready = new Set(readyChunks.all({ ids: JSON.stringify(hits.map((h) => h.chunkId)) }).map((r) => r.id));
+      const kept = ready.size === hits.length ? hits : hits.filter((h) => ready.has(h.chunkId));
+      // Fewer hits than asked for: the stage has no more to give.
+      if (kept.length >= k || hits.length < want || round === MAX_WIDENINGS) return kept.slice(0, k);
+    }
+  };
+
+  const hydrate = (hits: Ranked[]): SearchHit[] => {
     if (hits.length === 0) return [];
     const rows = chunkRows.all({ ids: JSON.stringify(hits.map((h) => h.chunkId)) });
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -97,20 +126,22 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
       const kbIds = scope(principal, input);
       if (kbIds.length === 0) return [];
       const k = input.topK;
-      let ranked: { chunkId: number; score: number }[];
+      let ranked: Ranked[];
+      const keywordStage = (want: number) => keywords.search(kbIds, input.query, want);
       if (input.mode === "keyword") {
-        const hits = keywords.search(kbIds, input.query, k);
+        const hits = await readyOnly(k, keywordStage);
         // BM25 has no fixed scale: scores are reported relative to the best hit (1.0).
         const best = hits[0]?.score || 1;
         ranked = hits.map((h) => ({ chunkId: h.chunkId, score: h.score / best }));
       } else if (input.mode === "vector") {
-        ranked = await vectorStage(kbIds, embedQuery(input.query), k);
+        const pending = embedQuery(input.query);
+        ranked = await readyOnly(k, (want) => vectorStage(kbIds, pending, want));
       } else {
         const n = k * CANDIDATES_PER_RESULT;
         const pending = embedQuery(input.query);
         pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
-        const kw = keywords.search(kbIds, input.query, n);
-        const v = await vectorStage(kbIds, pending, n);
+        const kw = await readyOnly(n, keywordStage);
+        const v = await readyOnly(n, (want) => vectorStage(kbIds, pending, want));
         ranked = fuseScores(v, kw, vectorWeight(input.query)).slice(0, k);
       }
       const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
