@@ -92,7 +92,8 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
         return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
       }
       // Answered from what the worker last said; the question in flight updates it for the next call.
-      const s = ready ?? (status().catch(() => {}), known);
+      if (!ready) void status().catch(() => {});
+      const s = ready ?? known;
       if (s.state === "ok") return { status: "ok", detail: `${opts.model} (${s.dim} dimensions)` };
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
