@@ -35,7 +35,10 @@ export interface SearchHit {
 
 /** How many candidates each stage contributes to fusion, per result wanted. */
 const CANDIDATES_PER_RESULT = 4;
-/** A stage is asked again for this many times more hits when files not ready took places among its best. */
+/**
+ * Hits of files not ready are dropped when the rows are read (hydrate), which costs nothing more;
+ * when they took places, the search runs again for this many times more, at most MAX_WIDENINGS times.
+ */
 const WIDEN = 4;
 const MAX_WIDENINGS = 3;
 
@@ -84,32 +87,9 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     })
     .from(knowledgeChunks)
     .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
-    .where(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`))
-    .prepare();
-
-  // The hits whose file is ready: a file being stored again (or failed) still has chunks and vectors.
-  const readyChunks = db
-    .select({ id: knowledgeChunks.id })
-    .from(knowledgeChunks)
-    .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
+    // Only ready files: one being stored again (or failed) still has chunks and vectors.
     .where(and(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`), eq(knowledgeFiles.status, "ready")))
     .prepare();
-
-  /**
-   * A stage's `k` best hits of ready files. Checked on the hits themselves (a few dozen rows), not
-   * by listing every file in scope first, so search costs the same however many files there are;
-   * when hits of files not ready took places, the stage is asked for more.
-   */
-  const readyOnly = async (k: number, stage: (want: number) => Ranked[] | Promise<Ranked[]>): Promise<Ranked[]> => {
-    for (let want = k, round = 0; ; want *= WIDEN, round++) {
-      const hits = await stage(want);
-      if (hits.length === 0) return hits;
-      const ready = new Set(readyChunks.all({ ids: JSON.stringify(hits.map((h) => h.chunkId)) }).map((r) => r.id));
-      const kept = ready.size === hits.length ? hits : hits.filter((h) => ready.has(h.chunkId));
-      // Fewer hits than asked for: the stage has no more to give.
-      if (kept.length >= k || hits.length < want || round === MAX_WIDENINGS) return kept.slice(0, k);
-    }
-  };
 
   const hydrate = (hits: Ranked[]): SearchHit[] => {
     if (hits.length === 0) return [];
@@ -121,31 +101,35 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     });
   };
 
+  /** The `want` best chunks by the mode's own score (BM25, cosine, fused), before any is read. */
+  const rank = async (kbIds: string[], input: SearchInput, want: number, pending?: ReturnType<typeof embedQuery>): Promise<Ranked[]> => {
+    if (input.mode === "keyword") return keywords.search(kbIds, input.query, want);
+    if (input.mode === "vector") return vectorStage(kbIds, pending!, want);
+    const n = want * CANDIDATES_PER_RESULT;
+    const kw = keywords.search(kbIds, input.query, n); // runs while the worker embeds the query
+    const v = await vectorStage(kbIds, pending!, n);
+    return fuseScores(v, kw, vectorWeight(input.query)).slice(0, want);
+  };
+
   return {
     async search(principal: Principal, input: SearchInput): Promise<SearchHit[]> {
       const kbIds = scope(principal, input);
       if (kbIds.length === 0) return [];
       const k = input.topK;
-      let ranked: Ranked[];
-      const keywordStage = (want: number) => keywords.search(kbIds, input.query, want);
-      if (input.mode === "keyword") {
-        const hits = await readyOnly(k, keywordStage);
-        // BM25 has no fixed scale: scores are reported relative to the best hit (1.0).
-        const best = hits[0]?.score || 1;
-        ranked = hits.map((h) => ({ chunkId: h.chunkId, score: h.score / best }));
-      } else if (input.mode === "vector") {
-        const pending = embedQuery(input.query);
-        ranked = await readyOnly(k, (want) => vectorStage(kbIds, pending, want));
-      } else {
-        const n = k * CANDIDATES_PER_RESULT;
-        const pending = embedQuery(input.query);
-        pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
-        const kw = await readyOnly(n, keywordStage);
-        const v = await readyOnly(n, (want) => vectorStage(kbIds, pending, want));
-        ranked = fuseScores(v, kw, vectorWeight(input.query)).slice(0, k);
+      const pending = input.mode === "keyword" ? undefined : embedQuery(input.query);
+      pending?.catch(() => {}); // awaited in rank, after the keyword stage ran
+      let hits: SearchHit[] = [];
+      for (let want = k, round = 0; ; want *= WIDEN, round++) {
+        const ranked = await rank(kbIds, input, want, pending);
+        hits = hydrate(ranked);
+        // Enough hits of ready files, or the mode has no more to give.
+        if (hits.length >= k || ranked.length < want || round === MAX_WIDENINGS) break;
       }
-      const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
-      return hydrate(filtered);
+      hits = hits.slice(0, k);
+      // BM25 has no fixed scale: keyword scores are reported relative to the best hit (1.0).
+      const best = input.mode === "keyword" ? hits[0]?.score || 1 : 1;
+      if (best !== 1) hits = hits.map((h) => ({ ...h, score: h.score / best }));
+      return input.minScore === undefined ? hits : hits.filter((h) => h.score >= input.minScore!);
     },
   };
 }
