@@ -1,15 +1,19 @@
 // Hostile-ingest suite: /health p99 and server RSS while each hostile document of issue 15 is
 // uploaded and processed (a CSV that used to explode into chunks, nested JSON, a billion-laughs
 // XML, 500 KB of '<', a Markdown heading of 8,000 spaces, a zip-bomb DOCX, a looping PDF), vs idle.
+// Most fail or finish in under a second: each is processed again until its p99 stands on enough
+// samples (with 15-35 samples, the p99 was the single slowest one).
 import { join, resolve } from "node:path";
 import { billionLaughs, loopingPdf, makeZipBombDocx, nestedJson, openAngles, spacedHeading, wideCsv } from "../test/support/hostile";
-import { fileState, openSession, upload, waitForEmbedder, waitReady } from "./lib/hearth-api";
+import { deleteFile, fileState, openSession, upload, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
 import { baseEnv, readRssMb, startServer } from "./lib/servers";
 import { percentile } from "./lib/stats";
 import { measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
 import { sampleHealth } from "./hostile-requests";
 
 const IDLE_SAMPLES = 300;
+/** Samples each input's p99 stands on at least (an input that is over sooner is processed again). */
+const MIN_SAMPLES = 150;
 const FILE_TIMEOUT_MS = 120_000;
 const GOALS = { rssMb: 1024, healthP99Ratio: 2 };
 
@@ -22,6 +26,33 @@ const INPUTS: [string, string, () => Uint8Array][] = [
   ["zip-bomb DOCX (2 GB inflated)", "bomb.docx", () => makeZipBombDocx()],
   ["PDF whose page tree loops", "loop.pdf", loopingPdf],
 ];
+
+/** Uploads one document and follows it to ready/failed while `sample` runs; the samples and the outcome. */
+async function processOnce(session: Session, name: string, bytes: Uint8Array, late: () => boolean, sample: (until: () => boolean) => Promise<number[]>) {
+  let done = false;
+  let id = "";
+  let outcome = "";
+  const watch = (async () => {
+    try {
+      const queued = await upload(session, name, bytes).catch((e: Error) => ({ id: "", status: "refused", error: e.message }));
+      if (!queued.id) return void (outcome = `refused: ${(queued as { error: string }).error.slice(0, 80)}`);
+      id = queued.id;
+      for (;;) {
+        const f = await fileState(session, queued.id);
+        if (f.status === "ready" || f.status === "failed" || late()) {
+          outcome = f.status === "failed" ? `failed: ${f.error?.slice(0, 80)}` : `${f.status}, ${f.chunk_count} chunks`;
+          return;
+        }
+        await Bun.sleep(100);
+      }
+    } finally {
+      done = true;
+    }
+  })();
+  const health = await sample(() => done);
+  await watch;
+  return { id, outcome, health };
+}
 
 async function run(ctx: SuiteContext) {
   const password = `bench-${crypto.randomUUID()}`;
@@ -48,31 +79,29 @@ async function run(ctx: SuiteContext) {
       let peak = readRssMb(hearth.pid);
       const rss = setInterval(() => (peak = Math.max(peak, readRssMb(hearth.pid))), 50);
       const t0 = performance.now();
-      let done = false;
-      let outcome = "";
-      const watch = (async () => {
-        const queued = await upload(session, name, make()).catch((e: Error) => ({ id: "", status: "refused", error: e.message }));
-        if (!queued.id) return void ((outcome = `refused: ${(queued as { error: string }).error.slice(0, 80)}`), (done = true));
-        for (;;) {
-          const f = await fileState(session, queued.id);
-          if (f.status === "ready" || f.status === "failed" || performance.now() - t0 > FILE_TIMEOUT_MS) {
-            outcome = f.status === "failed" ? `failed: ${f.error?.slice(0, 80)}` : `${f.status}, ${f.chunk_count} chunks`;
-            break;
-          }
-          await Bun.sleep(100);
-        }
-        done = true;
-      })();
-      const health = await sampleHealth(hearth, () => done);
-      await watch;
+      const health: number[] = [];
+      const outcomes = new Set<string>();
+      let rounds = 0;
+      // A short input is processed again (the file deleted in between, unsampled) until its p99
+      // stands on MIN_SAMPLES samples taken while it was processed, not on the largest of 20.
+      while (health.length < MIN_SAMPLES && performance.now() - t0 < FILE_TIMEOUT_MS) {
+        const round = await processOnce(session, name, make(), () => performance.now() - t0 > FILE_TIMEOUT_MS, (until) => sampleHealth(hearth, until));
+        health.push(...round.health);
+        outcomes.add(round.outcome);
+        rounds++;
+        if (round.id) await deleteFile(session, round.id).catch(() => undefined);
+      }
       clearInterval(rss);
       const seconds = (performance.now() - t0) / 1000;
+      const outcome = [...outcomes].join("; ");
       inputs.push(
-        { name: `/health p99, ${label}`, unit: "ms", value: health.length ? percentile(health, 99) : idleP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, note: `${outcome} in ${seconds.toFixed(1)} s, ${health.length} samples`, digits: 2 },
+        { name: `/health p99, ${label}`, unit: "ms", value: health.length ? percentile(health, 99) : idleP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, note: `${outcome}; ${rounds} round(s) in ${seconds.toFixed(1)} s, ${health.length} samples`, digits: 2 },
         { name: `peak RSS, ${label}`, unit: "MB", value: Math.max(peak, readRssMb(hearth.pid)), baseline: idleRss, baselineName: "RSS idle", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
       );
     }
-    const notes = ["Hearth: bun src/main.ts with the embedding model; each document uploaded alone and followed to ready/failed while /health is sampled every 20 ms on one keep-alive connection; RSS of the server process (the parser child has its own time and memory cap)"];
+    const notes = [
+      `Hearth: bun src/main.ts with the embedding model; each document uploaded alone and followed to ready/failed while /health is sampled every 20 ms on one keep-alive connection, again (deleted in between) until ${MIN_SAMPLES} samples were taken while it was processed; RSS of the server process (the parser child has its own time and memory cap)`,
+    ];
     return { measurements: inputs.map((m) => measurement("hostile-ingest", m)), info: { goals: GOALS }, notes };
   } catch (e) {
     process.stderr.write(`hearth stderr (tail):\n${hearth.stderrTail()}\n`);

@@ -1,5 +1,7 @@
 // Hostile-requests suite: /health p99 and server RSS while floods of 6 MB multipart bodies arrive
-// (without credentials, and with a valid token but 100,000 fields), against idle.
+// (without credentials, and with a valid token but 100,000 fields), against idle. The senders run
+// in their own process (fixtures/flood-sender.ts); the same flood against a bare server that
+// refuses it unread (fixtures/refusing-server.ts) shows what the machine itself allows.
 import { join } from "node:path";
 import { buildRequest, HttpConnection } from "./lib/http-client";
 import { cpuMeter, openSession } from "./lib/hearth-api";
@@ -15,12 +17,6 @@ const HEALTH_EVERY_MS = 20;
 const IDLE_SAMPLES = 300;
 const FIELDS = 100_000;
 const GOALS = { rssMb: 1024, healthP99Ratio: 2 };
-
-/** 100,000 tiny fields, about 6 MB: the body of the report in issue 15. */
-function manyFieldBody(): { body: Uint8Array; contentType: string } {
-  const parts = Array.from({ length: FIELDS }, (_, i) => `--HB\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
-  return { body: new TextEncoder().encode(parts.join("") + "--HB--\r\n"), contentType: "multipart/form-data; boundary=HB" };
-}
 
 /** Sequential /health requests on one keep-alive connection until `stop()`; latencies in ms. */
 export async function sampleHealth(server: RunningServer, until: () => boolean, max = Number.POSITIVE_INFINITY): Promise<number[]> {
@@ -43,6 +39,7 @@ export async function sampleHealth(server: RunningServer, until: () => boolean, 
 
 interface Flood {
   sent: number;
+  bodyBytes: number;
   statuses: Record<string, number>;
   healthP99: number;
   healthSamples: number;
@@ -53,36 +50,35 @@ interface Flood {
   otherCores: number;
 }
 
-/** `SENDERS` clients post `body` in a loop for PHASE_MS while /health is sampled and RSS watched. */
-async function flood(server: RunningServer, headers: Record<string, string>, body: Uint8Array): Promise<Flood> {
-  const base = `http://${server.host}:${server.port}`;
-  const statuses: Record<string, number> = {};
-  let sent = 0;
+/** `SENDERS` clients (one child process) post the flood body for PHASE_MS while /health is sampled and RSS watched. */
+async function flood(ctx: SuiteContext, server: RunningServer, headers: Record<string, string>): Promise<Flood> {
   let peakRssMb = readRssMb(server.pid);
   const rssTimer = setInterval(() => (peakRssMb = Math.max(peakRssMb, readRssMb(server.pid))), 50);
   const cpu = cpuMeter([server.pid]);
   const t0 = performance.now();
+  const url = `http://${server.host}:${server.port}/api/assistant/chat`;
+  const args = [url, PHASE_MS, SENDERS, REQUEST_TIMEOUT_MS, FIELDS, JSON.stringify(headers)].map(String);
+  const sender = Bun.spawn([ctx.bun, join(ctx.root, "bench/fixtures/flood-sender.ts"), ...args], { stdout: "pipe", stderr: "inherit" });
   const over = () => performance.now() - t0 > PHASE_MS;
-  const sender = async () => {
-    while (!over()) {
-      let key: string;
-      try {
-        const res = await fetch(`${base}/api/assistant/chat`, { method: "POST", headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-        await res.arrayBuffer();
-        key = String(res.status);
-      } catch (e) {
-        key = (e as Error).name === "TimeoutError" ? "timeout" : "error";
-      }
-      statuses[key] = (statuses[key] ?? 0) + 1;
-      sent++;
-    }
-  };
-  const [health] = await Promise.all([sampleHealth(server, over), ...Array.from({ length: SENDERS }, sender)]);
+  const [health, out, code] = await Promise.all([sampleHealth(server, over), new Response(sender.stdout).text(), sender.exited]);
+  if (code !== 0) throw new Error(`flood sender exited with ${code}`);
+  const { statuses, sent, bodyBytes } = JSON.parse(out) as { statuses: Record<string, number>; sent: number; bodyBytes: number };
   const seconds = (performance.now() - t0) / 1000;
   const used = cpu();
   clearInterval(rssTimer);
   peakRssMb = Math.max(peakRssMb, readRssMb(server.pid));
-  return { sent, statuses, healthP99: percentile(health, 99), healthSamples: health.length, peakRssMb, seconds, serverCores: used.oursCores, otherCores: used.otherCores };
+  return { sent, statuses, bodyBytes, healthP99: percentile(health, 99), healthSamples: health.length, peakRssMb, seconds, serverCores: used.oursCores, otherCores: used.otherCores };
+}
+
+/** The same anonymous flood against a bare Bun server that refuses it unread: the machine's floor, with its own idle figure. */
+async function floor(ctx: SuiteContext): Promise<{ idleP99: number; flood: Flood }> {
+  const bare = await startServer({ name: "refusing", cmd: [ctx.bun, join(ctx.root, "bench/fixtures/refusing-server.ts")], env: baseEnv({}), cwd: ctx.root });
+  try {
+    const idle = await sampleHealth(bare, () => false, IDLE_SAMPLES);
+    return { idleP99: percentile(idle, 99), flood: await flood(ctx, bare, {}) };
+  } finally {
+    await bare.stop();
+  }
 }
 
 async function run(ctx: SuiteContext) {
@@ -96,18 +92,20 @@ async function run(ctx: SuiteContext) {
   });
   try {
     const session = await openSession(hearth, "admin@localhost", password);
-    const { body, contentType } = manyFieldBody();
-
     ctx.log(`idle: ${IDLE_SAMPLES} /health requests`);
     const idle = await sampleHealth(hearth, () => false, IDLE_SAMPLES);
     const idleP99 = percentile(idle, 99);
     const idleRss = readRssMb(hearth.pid);
 
-    ctx.log(`flood 1: ${SENDERS} senders of ${(body.byteLength / 2 ** 20).toFixed(1)} MB multipart bodies without credentials, ${PHASE_MS / 1000} s`);
-    const anon = await flood(hearth, { "content-type": contentType }, body);
-    ctx.log(`flood 2: the same bodies with a valid API token (${FIELDS.toLocaleString("en-US")} fields each), ${PHASE_MS / 1000} s`);
-    const token = await flood(hearth, { "content-type": contentType, "x-api-token": session.apiToken }, body);
+    ctx.log(`flood 1: ${SENDERS} senders of ${FIELDS.toLocaleString("en-US")}-field multipart bodies without credentials, ${PHASE_MS / 1000} s`);
+    const anon = await flood(ctx, hearth, {});
+    ctx.log(`flood 2: the same bodies with a valid API token, ${PHASE_MS / 1000} s`);
+    const token = await flood(ctx, hearth, { "x-api-token": session.apiToken });
+    ctx.log(`floor: flood 1 against a bare server that refuses it unread, ${PHASE_MS / 1000} s`);
+    const bare = await floor(ctx);
 
+    /** Server CPU (all threads) per flood request: what one refused request costs, whatever else the machine runs. */
+    const cpuPerRequest = (f: Flood) => (f.serverCores * f.seconds * 1000) / Math.max(1, f.sent);
     const rows = (label: string, f: Flood): MeasurementInput[] => [
       { name: `/health p99, ${label}`, unit: "ms", value: f.healthP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, details: f, digits: 2 },
       { name: `peak RSS, ${label}`, unit: "MB", value: f.peakRssMb, baseline: idleRss, baselineName: "RSS idle", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
@@ -118,17 +116,30 @@ async function run(ctx: SuiteContext) {
         note: `statuses ${JSON.stringify(f.statuses)}, ${f.healthSamples} /health samples; CPU: server ${f.serverCores.toFixed(2)} cores, rest of the machine (this client included) ${f.otherCores.toFixed(2)}`,
         digits: 1,
       },
+      { name: `server CPU per request, ${label}`, unit: "ms", value: cpuPerRequest(f), baseline: cpuPerRequest(bare.flood), baselineName: "server CPU per request, bare refusing server", digits: 3 },
     ];
     const inputs: MeasurementInput[] = [
       { name: "/health p99 idle", unit: "ms", value: idleP99, details: { samples: idle.length, p50: round(percentile(idle, 50), 3) }, digits: 2 },
       ...rows("6 MB multipart flood, no credentials", anon),
       ...rows("6 MB / 100k-field flood, valid token", token),
+      { name: "/health p99 idle, bare refusing server", unit: "ms", value: bare.idleP99, digits: 2 },
+      { name: "server CPU per request, bare refusing server", unit: "ms", value: cpuPerRequest(bare.flood), digits: 3 },
+      {
+        name: "/health p99, 6 MB multipart flood, bare refusing server (floor)",
+        unit: "ms",
+        value: bare.flood.healthP99,
+        baseline: bare.idleP99,
+        baselineName: "/health p99 idle, bare refusing server",
+        note: `what the machine allows: statuses ${JSON.stringify(bare.flood.statuses)}; CPU: server ${bare.flood.serverCores.toFixed(2)} cores, rest ${bare.flood.otherCores.toFixed(2)}`,
+        details: bare.flood,
+        digits: 2,
+      },
     ];
     const notes = [
-      `Hearth: bun src/main.ts; ${SENDERS} concurrent senders per flood for ${PHASE_MS / 1000} s, each body ${FIELDS.toLocaleString("en-US")} fields (${(body.byteLength / 2 ** 20).toFixed(1)} MB) to POST /api/assistant/chat`,
+      `Hearth: bun src/main.ts; ${SENDERS} concurrent senders per flood (one child process) for ${PHASE_MS / 1000} s, each body ${FIELDS.toLocaleString("en-US")} fields (${(anon.bodyBytes / 2 ** 20).toFixed(1)} MB) to POST /api/assistant/chat`,
       `/health sampled every ${HEALTH_EVERY_MS} ms on one keep-alive connection during each flood; RSS from /proc every 50 ms`,
     ];
-    return { measurements: inputs.map((m) => measurement("hostile-requests", m)), info: { senders: SENDERS, phaseMs: PHASE_MS, fields: FIELDS, bodyBytes: body.byteLength, goals: GOALS }, notes };
+    return { measurements: inputs.map((m) => measurement("hostile-requests", m)), info: { senders: SENDERS, phaseMs: PHASE_MS, fields: FIELDS, bodyBytes: anon.bodyBytes, goals: GOALS }, notes };
   } catch (e) {
     process.stderr.write(`hearth stderr (tail):\n${hearth.stderrTail()}\n`);
     throw e;

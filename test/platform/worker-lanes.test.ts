@@ -72,4 +72,16 @@ describe("worker lanes", () => {
     expect(rest).rejects.toThrow("inference worker stopped");
     client = undefined;
   });
+
+  test("status is answered while a request is in progress, not after it", async () => {
+    client = createWorkerClient(new URL("../support/lane-worker.ts", import.meta.url), {});
+    await client.call("status", null); // the worker is up
+    const t0 = performance.now();
+    const slow = client.call<string>("wait", { label: "load", ms: 1500 }, [], "A");
+    const queued = client.call<string>("wait", { label: "next", ms: 10 }, [], "B");
+    const status = await client.call<{ state: string; served: number }>("status", null);
+    expect(performance.now() - t0).toBeLessThan(700);
+    expect(status).toEqual({ state: "ok", served: 0 });
+    expect(await Promise.all([slow, queued])).toEqual(["load", "next"]);
+  }, 10_000);
 });

@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
 import { requestFrom } from "../support/from-address";
+import net from "node:net";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -168,5 +169,69 @@ describe("failed authentication is budgeted per client address", () => {
     } finally {
       server.stop(true);
     }
+  });
+});
+
+/**
+ * Announces a `length`-byte body and sends it in 64 KB pieces until the server closes the
+ * connection (or all is sent); resolves with the answer's head and the bytes the socket took.
+ */
+function uploadUntilClosed(port: number, path: string, headers: Record<string, string>, length: number, piece: Uint8Array = new Uint8Array(64 * 1024).fill(0x61)) {
+  return new Promise<{ head: string; sent: number }>((resolve, reject) => {
+    const head = `POST ${path} HTTP/1.1\r\nhost: hearth.test\r\ncontent-length: ${length}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+    const received: Buffer[] = [];
+    let closed = false;
+    const timer = setTimeout(() => (sock.destroy(), reject(new Error("no answer in 10 s"))), 10_000);
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      const text = Buffer.concat(received).toString("latin1");
+      resolve({ head: text.slice(0, text.indexOf("\r\n\r\n")), sent: sock.bytesWritten });
+    };
+    const sock = net.connect({ host: "127.0.0.1", port }, async () => {
+      sock.write(head);
+      for (let sent = 0; sent < length && !closed; sent += piece.byteLength) {
+        if (!sock.write(piece.subarray(0, Math.min(piece.byteLength, length - sent)))) await new Promise((r) => sock.once("drain", r).once("close", r));
+      }
+    });
+    sock.on("data", (d: Buffer) => received.push(d));
+    sock.on("error", finish); // EPIPE / ECONNRESET once the server closed: the answer came before
+    sock.on("close", finish);
+  });
+}
+
+describe("a refused body is not received", () => {
+  test("401 and 413 close the connection: the client stops sending instead of Hearth draining megabytes", async () => {
+    h = await createHarness();
+    const jwt = await h.login();
+    const server = h.app.listen({ hostname: "127.0.0.1", port: 0 }).server!;
+    const body = 40 * 1024 * 1024;
+    try {
+      const anonymous = await uploadUntilClosed(server.port!, "/api/assistant/chat", { "content-type": MULTIPART }, body);
+      expect(anonymous.head).toStartWith("HTTP/1.1 401");
+      expect(anonymous.head.toLowerCase()).toContain("connection: close");
+      expect(anonymous.sent).toBeLessThan(body / 4);
+
+      // With a valid session the body is read until the field cap, then refused the same way.
+      const piece = manyFields(2_000).subarray(0, 64 * 1024); // over 1,000 fields in each piece
+      const capped = await uploadUntilClosed(server.port!, "/api/assistant/chat", { "content-type": MULTIPART, authorization: `Bearer ${jwt}` }, body, piece);
+      expect(capped.head).toStartWith("HTTP/1.1 413");
+      expect(capped.head.toLowerCase()).toContain("connection: close");
+      expect(capped.sent).toBeLessThan(body / 4);
+    } finally {
+      server.stop(true);
+    }
+  }, 30_000);
+
+  test("an answer after the whole body was read keeps the connection open", async () => {
+    h = await createHarness();
+    const jwt = await h.login();
+    const read = await h.call("POST", "/api/assistant/chat", { token: jwt, body: { not_a_field: 1 } });
+    expect(read.status).toBe(422);
+    expect(read.headers.get("connection")).toBeNull();
+    const refused = await h.call("POST", "/api/assistant/chat", { body: { message: "hi" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("connection")).toBe("close");
   });
 });

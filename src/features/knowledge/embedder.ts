@@ -61,12 +61,27 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
   let ready: State | undefined;
   // Until a feature asks for the model, /health looks at its files and loads nothing.
   let asked = false;
-  const status = async (): Promise<State> => {
+  // The worker's last answer, for /health: while the worker loads the model it answers late (the
+  // load blocks its thread for up to a second), and /health must not wait for it.
+  let known: State = { state: "loading" };
+  let asking: Promise<State> | undefined;
+  const status = (): Promise<State> => {
     asked = true;
-    if (ready) return ready;
-    const s = await client.call<State>("status", null);
-    if (s.state === "ok") ready = s;
-    return s;
+    if (ready) return Promise.resolve(ready);
+    asking ??= client
+      .call<State>("status", null)
+      .then(
+        (s) => {
+          if (s.state === "ok") ready = s;
+          return (known = s);
+        },
+        (e: Error) => {
+          known = { state: "unavailable", reason: e.message };
+          throw e;
+        },
+      )
+      .finally(() => (asking = undefined));
+    return asking;
   };
   return {
     model: opts.model,
@@ -76,7 +91,9 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
         const present = modelPresence(opts.modelsDir, opts.model);
         return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
       }
-      const s = await status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message, dim: undefined }));
+      // Answered from what the worker last said; the question in flight updates it for the next call.
+      if (!ready) void status().catch(() => {});
+      const s = ready ?? known;
       if (s.state === "ok") return { status: "ok", detail: `${opts.model} (${s.dim} dimensions)` };
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
@@ -98,6 +115,7 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
     },
     stop: () => {
       ready = undefined;
+      known = { state: "loading" };
       asked = false;
       return client.stop();
     },

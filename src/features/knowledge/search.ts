@@ -1,6 +1,6 @@
 // Search over a workspace's knowledge: vector (cosine), keyword (BM25) or hybrid (normalised score
 // fusion of both, fusion.ts), always inside the knowledge bases the caller may read.
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { AppError, invalid } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
@@ -35,6 +35,14 @@ export interface SearchHit {
 
 /** How many candidates each stage contributes to fusion, per result wanted. */
 const CANDIDATES_PER_RESULT = 4;
+/**
+ * Hits of files not ready are dropped when the rows are read (hydrate), which costs nothing more;
+ * when they took places, the search runs again for this many times more, at most MAX_WIDENINGS times.
+ */
+const WIDEN = 4;
+const MAX_WIDENINGS = 3;
+
+type Ranked = { chunkId: number; score: number };
 
 export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore; keywords: KeywordStore }) {
   const { db, knowledge, embedder, vectors, keywords } = deps;
@@ -79,10 +87,11 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     })
     .from(knowledgeChunks)
     .innerJoin(knowledgeFiles, eq(knowledgeFiles.id, knowledgeChunks.fileId))
-    .where(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`))
+    // Only ready files: one being stored again (or failed) still has chunks and vectors.
+    .where(and(inArray(knowledgeChunks.id, sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`), eq(knowledgeFiles.status, "ready")))
     .prepare();
 
-  const hydrate = (hits: { chunkId: number; score: number }[]): SearchHit[] => {
+  const hydrate = (hits: Ranked[]): SearchHit[] => {
     if (hits.length === 0) return [];
     const rows = chunkRows.all({ ids: JSON.stringify(hits.map((h) => h.chunkId)) });
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -92,29 +101,35 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     });
   };
 
+  /** The `want` best chunks by the mode's own score (BM25, cosine, fused), before any is read. */
+  const rank = async (kbIds: string[], input: SearchInput, want: number, pending?: ReturnType<typeof embedQuery>): Promise<Ranked[]> => {
+    if (input.mode === "keyword") return keywords.search(kbIds, input.query, want);
+    if (input.mode === "vector") return vectorStage(kbIds, pending!, want);
+    const n = want * CANDIDATES_PER_RESULT;
+    const kw = keywords.search(kbIds, input.query, n); // runs while the worker embeds the query
+    const v = await vectorStage(kbIds, pending!, n);
+    return fuseScores(v, kw, vectorWeight(input.query)).slice(0, want);
+  };
+
   return {
     async search(principal: Principal, input: SearchInput): Promise<SearchHit[]> {
       const kbIds = scope(principal, input);
       if (kbIds.length === 0) return [];
       const k = input.topK;
-      let ranked: { chunkId: number; score: number }[];
-      if (input.mode === "keyword") {
-        const hits = keywords.search(kbIds, input.query, k);
-        // BM25 has no fixed scale: scores are reported relative to the best hit (1.0).
-        const best = hits[0]?.score || 1;
-        ranked = hits.map((h) => ({ chunkId: h.chunkId, score: h.score / best }));
-      } else if (input.mode === "vector") {
-        ranked = await vectorStage(kbIds, embedQuery(input.query), k);
-      } else {
-        const n = k * CANDIDATES_PER_RESULT;
-        const pending = embedQuery(input.query);
-        pending.catch(() => {}); // awaited below; the keyword search runs while the worker embeds
-        const kw = keywords.search(kbIds, input.query, n);
-        const v = await vectorStage(kbIds, pending, n);
-        ranked = fuseScores(v, kw, vectorWeight(input.query)).slice(0, k);
+      const pending = input.mode === "keyword" ? undefined : embedQuery(input.query);
+      pending?.catch(() => {}); // awaited in rank, after the keyword stage ran
+      let hits: SearchHit[] = [];
+      for (let want = k, round = 0; ; want *= WIDEN, round++) {
+        const ranked = await rank(kbIds, input, want, pending);
+        hits = hydrate(ranked);
+        // Enough hits of ready files, or the mode has no more to give.
+        if (hits.length >= k || ranked.length < want || round === MAX_WIDENINGS) break;
       }
-      const filtered = input.minScore === undefined ? ranked : ranked.filter((h) => h.score >= input.minScore!);
-      return hydrate(filtered);
+      hits = hits.slice(0, k);
+      // BM25 has no fixed scale: keyword scores are reported relative to the best hit (1.0).
+      const best = input.mode === "keyword" ? hits[0]?.score || 1 : 1;
+      if (best !== 1) hits = hits.map((h) => ({ ...h, score: h.score / best }));
+      return input.minScore === undefined ? hits : hits.filter((h) => h.score >= input.minScore!);
     },
   };
 }

@@ -4,6 +4,19 @@ import { AppError, invalid, tooLarge } from "../errors";
 import { requestMeta } from "./request-meta";
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/** Bodies read to their end (requests here, responses in safe-fetch): the rest were refused or cut short. */
+const readToEnd = new WeakSet<object>();
+
+/**
+ * Whether the request came with a body Hearth did not read to its end (refused before reading, or
+ * stopped at a cap). Its answer then closes the connection: otherwise the server keeps receiving,
+ * and throwing away, the rest of an upload it has already refused (megabytes per request in a flood).
+ */
+export function bodyLeftUnread(request: Request): boolean {
+  // Bun gives an empty body as null, so a GET or a bodiless POST keeps its connection.
+  return request.body !== null && !readToEnd.has(request);
+}
 export const MAX_JSON_DEPTH = 64;
 
 /**
@@ -24,7 +37,10 @@ export async function readLimited(
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) break;
+    if (done) {
+      readToEnd.add(request);
+      break;
+    }
     size += value.byteLength;
     try {
       if (size > limit) throw tooLarge(limit);

@@ -3,6 +3,7 @@ import { Elysia, ValidationError } from "elysia";
 import { AppError, errorBody, noSuchEndpoint } from "../errors";
 import type { Logger } from "../log";
 import { settleRequest } from "./request-meta";
+import { bodyLeftUnread } from "./body";
 
 function json(status: number, body: unknown, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
@@ -61,6 +62,8 @@ export function errorHandler(log: Logger) {
     settleRequest(request, appError.status);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
+    // Refused before its body was read (401, 429, 413 at a cap): close, so the client stops sending.
+    if (bodyLeftUnread(request)) headers.connection = "close";
     return json(appError.status, errorBody(appError), { ...headers, ...appError.headers });
   });
 }

@@ -90,8 +90,8 @@ export function createWorkerClient(url: URL | string, init: unknown) {
 export type WorkerClient = ReturnType<typeof createWorkerClient>;
 
 /**
- * The worker side: answers requests with the handlers given; `init` arrives first. `quiesce` is
- * served before any waiting request and, once answered (after the worker's own `quiesce` handler,
+ * The worker side: answers requests with the handlers given; `init` arrives first. `status` is
+ * answered as soon as it arrives, outside the turns. `quiesce` is served before any waiting request and, once answered (after the worker's own `quiesce` handler,
  * if any), the worker takes no more work: it is about to be terminated.
  */
 export function serveWorker(handlers: Record<string, (args: any) => Promise<unknown> | unknown>) {
@@ -136,6 +136,9 @@ export function serveWorker(handlers: Record<string, (args: any) => Promise<unkn
     busy = false;
   };
   (globalThis as unknown as { onmessage: (ev: MessageEvent<WorkerRequest>) => void }).onmessage = (ev) => {
+    // `status` only reads the worker's state: answered at once, not after the request in progress
+    // (a model load, a batch), which /health and every search would otherwise wait for.
+    if (ev.data.op === "status" && !stopping) return void answer(ev.data);
     if (ev.data.op === "quiesce") stopping = ev.data;
     else if (!stopping) queue.push(ev.data.lane ?? "", ev.data);
     void drain();

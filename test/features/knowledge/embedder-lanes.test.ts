@@ -56,3 +56,30 @@ describe("embedding lanes", () => {
     expect(large.embedded).toBeUndefined();
   }, 60_000);
 });
+
+describe("health while the model loads", () => {
+  test("/health's embedder check answers at once during the first load, then reports the model", async () => {
+    const fresh = createKnowledgeEmbedder({ modelsDir: MODELS, model: MODEL, offline: true, maxTokens: 256 });
+    try {
+      expect((await fresh.health()).status).toBe("ok"); // files present, nothing loaded yet
+      const first = fresh.chunk([{ text: "The first upload loads the model.", headings: [] }], "workspace:A");
+      const slowest = { ms: 0, states: new Set<string>() };
+      let done = false;
+      void first.finally(() => (done = true));
+      while (!done) {
+        const t0 = performance.now();
+        const h = await fresh.health();
+        slowest.ms = Math.max(slowest.ms, performance.now() - t0);
+        slowest.states.add(h.status);
+        await Bun.sleep(10);
+      }
+      expect((await first).chunks).toHaveLength(1);
+      expect(slowest.states.has("loading")).toBe(true);
+      expect(slowest.ms).toBeLessThan(50);
+      for (let i = 0; i < 100 && (await fresh.health()).status !== "ok"; i++) await Bun.sleep(20);
+      expect(await fresh.health()).toEqual({ status: "ok", detail: `${MODEL} (384 dimensions)` });
+    } finally {
+      await fresh.stop();
+    }
+  }, 60_000);
+});

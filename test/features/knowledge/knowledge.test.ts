@@ -104,6 +104,32 @@ describe("search", () => {
     }
   });
 
+  test("only ready files are searched: chunks of a file being stored again or failed are left out", async () => {
+    const text = (name: string) => `# ${name}\n\nThe QV-5523 valve on the cooling loop is replaced every spring by the ${name} crew.`;
+    const a = (await upload("valve-a.md", text("north"))).body.data.id;
+    const b = (await upload("valve-b.md", text("south"))).body.data.id;
+    await ingested(a);
+    await ingested(b);
+    // Which of the two files the search finds (other tests' files may fill the other places).
+    const found = async (mode: string) => {
+      const ids = new Set((await search("QV-5523 valve replacement", mode)).body.data.map((hit: { file_id: string }) => hit.file_id));
+      return [a, b].filter((id) => ids.has(id));
+    };
+    for (const mode of ["keyword", "vector", "hybrid"]) expect(await found(mode)).toEqual([a, b]);
+    const setStatus = (id: string, status: string) => h.services.storage.sqlite.query("UPDATE knowledge_files SET status = ? WHERE id = ?").run(status, id);
+    for (const status of ["processing", "queued", "failed"]) {
+      setStatus(a, status); // its chunks and vectors are still there, as while a new version is stored
+      for (const mode of ["keyword", "vector", "hybrid"]) expect({ status, mode, found: await found(mode) }).toEqual({ status, mode, found: [b] });
+    }
+    // The best hit of a file not ready does not cost a place: top_k 1 is still the ready file's.
+    for (const mode of ["keyword", "vector", "hybrid"]) {
+      const one = (await search("QV-5523 valve replacement north crew", mode, { top_k: 1 })).body.data;
+      expect({ mode, files: one.map((hit: { file_id: string }) => hit.file_id) }).toEqual({ mode, files: [b] });
+    }
+    setStatus(a, "ready");
+    expect(await found("hybrid")).toEqual([a, b]);
+  });
+
   test("an API token searches its own workspace; another tenant finds nothing of it", async () => {
     const t = await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "search" } });
     const mine = await h.call("POST", "/api/knowledge-base/embeddings", { headers: { "x-api-token": t.body.data.token }, body: { query: "backup", mode: "keyword" } });
