@@ -279,6 +279,8 @@ export const retrievalSuite: Suite = {
       notes.push(`hybrid against the previous run (${prev.revision}), paired bootstrap 95% interval of now − then:\n${table(["metric", "then", "now", "difference"], lines)}`);
     }
     mkdirSync(CACHE, { recursive: true });
+    // The two stages' deep lists of this run, for trying fusion rules without searching again.
+    writeFileSync(join(CACHE, "lists.json"), JSON.stringify(offline.map((o) => ({ id: o.q.id, v: o.v, kw: o.kw, where: Object.fromEntries(o.where) }))));
     writeFileSync(previousFile, JSON.stringify({ revision: revision(), scores: Object.fromEntries(rows.map((r) => [r.id, r.scores])) }));
 
     const misses = rows.filter((r) => r.scores.hybrid!.hit5 === 0 || r.scores.hybrid!.page === 0);

@@ -14,11 +14,12 @@ export interface KnowledgeEmbedder {
   status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
   health(): Promise<CheckState>;
   /**
-   * `lane`: whose turn the request waits for in the worker (a workspace); see embed. Chunks of at
+   * The sections of the file named `fileName` (its title goes into each chunk's vector, context.ts)
+   * in chunks. `lane`: whose turn the request waits for in the worker (a workspace); see embed. Chunks of at
    * most one sub-batch of text come back embedded too (`vectors`, in order): a small file takes one
    * turn in the worker instead of two, so it waits for another workspace's work once, not twice.
    */
-  chunk(sections: Section[], lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate"; embedded?: { dim: number; vectors: Float32Array[] } }>;
+  chunk(sections: Section[], fileName: string, lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate"; embedded?: { dim: number; vectors: Float32Array[] } }>;
   /**
    * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
    * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
@@ -98,10 +99,10 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    async chunk(sections, lane) {
+    async chunk(sections, fileName, lane) {
       asked = true;
       type Reply = { chunks: Chunk[]; counted: "model" | "estimate"; dim?: number; vectors?: Float32Array };
-      const r = await client.call<Reply>("chunk", { sections, maxTokens: opts.maxTokens, embedWithin: SUB_BATCH_CHARS }, [], lane);
+      const r = await client.call<Reply>("chunk", { sections, fileName, maxTokens: opts.maxTokens, embedWithin: SUB_BATCH_CHARS }, [], lane);
       return { chunks: r.chunks, counted: r.counted, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
     },
     async embed(texts, lane = QUERY_LANE) {

@@ -21,7 +21,8 @@ const STOP_WORDS = new Set(
 
 /**
  * The terms of free text that a keyword search looks for: terms that the tokenizer would split
- * (ERR-4711, foo.bar) kept together as a phrase, stop words dropped (unless nothing else is left).
+ * (ERR-4711, foo.bar) kept together as a phrase, stop words dropped (unless nothing else is left)
+ * except in capitals.
  */
 export function queryTerms(text: string): string[] {
   const terms = text
@@ -29,7 +30,8 @@ export function queryTerms(text: string): string[] {
     .map((word) => word.match(/[\p{L}\p{N}_]+/gu)?.join(" "))
     .filter((t): t is string => Boolean(t))
     .slice(0, 64);
-  const topical = terms.filter((t) => t.includes(" ") || !STOP_WORDS.has(t.toLowerCase()));
+  // A stop word written in capitals is a keyword of the documents' language (NULLS NOT DISTINCT, WITH GRANT OPTION).
+  const topical = terms.filter((t) => t.includes(" ") || !STOP_WORDS.has(t.toLowerCase()) || /^[A-Z]{2,}$/.test(t));
   return [...new Set(topical.length ? topical : terms)];
 }
 

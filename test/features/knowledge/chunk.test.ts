@@ -1,6 +1,7 @@
 // Chunking by tokens: nothing over the budget, structure before characters, overlap, offsets.
 import { describe, expect, test } from "bun:test";
 import { chunkSections } from "../../../src/features/knowledge/ingest/chunk";
+import { chunkContext, CONTEXT_CHARS, embeddingText, fileTitle } from "../../../src/features/knowledge/ingest/context";
 
 // A stand-in tokenizer for shape tests: one token per word (the real one is used in ingestion tests).
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
@@ -23,6 +24,30 @@ describe("chunking", () => {
     }
     for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.charStart).toBeLessThan(chunks[i - 1]!.charEnd); // overlap
     expect(chunks.at(-1)!.charEnd).toBe(text.length);
+  });
+
+  test("a chunk and its context line together fit the window; the chunk's text is the document's", () => {
+    const text = Array.from({ length: 30 }, (_, i) => `Sentence ${i} has exactly six words.`).join(" ");
+    const section = { text, headings: ["Server Configuration", "Connections"] };
+    const contextOf = (s: { headings: string[] }) => chunkContext("admin-guide.pdf", s.headings);
+    const chunks = chunkSections([section], { maxTokens: 40, overlapTokens: 0, countTokens: words, contextOf });
+    expect(chunks.length).toBeGreaterThan(4);
+    for (const c of chunks) {
+      expect(c.text).toBe(text.slice(c.charStart, c.charEnd));
+      expect(words(embeddingText(contextOf(c), c.text))).toBeLessThanOrEqual(40);
+    }
+  });
+
+  test("the context line: file title and heading path, repeats left out, cut short", () => {
+    expect(fileTitle("sql-copy.pdf")).toBe("sql copy");
+    expect(fileTitle("Q3_report v2.docx")).toBe("Q3 report v2");
+    expect(chunkContext("pg-guide.md", ["COPY", "Parameters"])).toBe("pg guide › COPY › Parameters");
+    expect(chunkContext("copy.md", ["COPY", "COPY", "Notes"])).toBe("copy › Notes");
+    expect(chunkContext("notes.txt", [])).toBe("notes");
+    const long = chunkContext("a.txt", ["x".repeat(500)]);
+    expect(long.length).toBe(CONTEXT_CHARS);
+    expect(long.endsWith("…")).toBe(true);
+    expect(embeddingText("", "body")).toBe("body");
   });
 
   test("a single enormous word is cut by characters and still covered", () => {

@@ -45,13 +45,14 @@ describe("embedding lanes", () => {
     expect([...ra.vectors[7]!].map((x) => x.toFixed(4))).toEqual([...again.vectors[0]!].map((x) => x.toFixed(4)));
   }, 60_000);
 
-  test("a small document comes back from chunking embedded; a larger one does not", async () => {
-    const small = await embedder.chunk([{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "workspace:B");
+  test("a small document comes back from chunking embedded (with its context line); a larger one does not", async () => {
+    const small = await embedder.chunk([{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "office-guide.md", "workspace:B");
     expect(small.chunks).toHaveLength(1);
+    expect(small.chunks[0]!.text).toBe("The badge office is on the second floor and opens at nine.");
     expect(small.embedded?.vectors).toHaveLength(1);
-    const direct = await embedder.embed([small.chunks[0]!.text]);
+    const direct = await embedder.embed(["office guide › Facilities\nThe badge office is on the second floor and opens at nine."]);
     expect([...small.embedded!.vectors[0]!].map((x) => x.toFixed(4))).toEqual([...direct.vectors[0]!].map((x) => x.toFixed(4)));
-    const large = await embedder.chunk([{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "workspace:A");
+    const large = await embedder.chunk([{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "archive.txt", "workspace:A");
     expect(large.chunks.length).toBeGreaterThan(1);
     expect(large.embedded).toBeUndefined();
   }, 60_000);

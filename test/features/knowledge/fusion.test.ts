@@ -30,8 +30,9 @@ describe("fuseScores", () => {
 
 describe("query shape", () => {
   test("a name or a few words is a lookup, a question naming an identifier is named, other questions are sentences", () => {
-    for (const q of ["samenet", "jit_above_cost", "pg_basebackup --write-recovery-conf", "NULLS NOT DISTINCT unique index", "lag lead"]) expect(queryShape(q)).toBe("lookup");
-    for (const q of ["what does pg_write_server_files allow", "how do I set shared_buffers?", "use REFERENCING NEW TABLE to see every row changed by the statement in one trigger"]) expect(queryShape(q)).toBe("named");
+    for (const q of ["samenet", "jit_above_cost", "pg_basebackup --write-recovery-conf", "EXCLUDE USING gist", "lag lead"]) expect(queryShape(q)).toBe("lookup");
+    // Five topical terms (NOT, in capitals, is one): more than a lookup.
+    for (const q of ["NULLS NOT DISTINCT unique index", "what does pg_write_server_files allow", "how do I set shared_buffers?", "use REFERENCING NEW TABLE to see every row changed by the statement in one trigger"]) expect(queryShape(q)).toBe("named");
     for (const q of ["how full does a b-tree pack its pages by default?", "store the result of an expensive query as a materialized view and refresh it later", "median?"]) expect(queryShape(q)).toBe("sentence");
   });
 

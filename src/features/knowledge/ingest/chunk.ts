@@ -17,6 +17,8 @@ export interface ChunkOptions {
   maxTokens: number;
   overlapTokens: number;
   countTokens: (text: string) => number;
+  /** The line embedded before each chunk of a section (context.ts): its tokens come out of the window. */
+  contextOf?: (section: Section) => string;
 }
 
 interface Piece {
@@ -93,8 +95,9 @@ export function chunkSections(sections: Section[], opts: ChunkOptions): Chunk[] 
     let line = section.repeat ? fitted.get(section.repeat) : "";
     if (line === undefined) fitted.set(section.repeat!, (line = fitRepeat(section.repeat!, repeatMax, opts.countTokens)));
     const repeat = line ? `${line}\n` : "";
-    // +1: the line break after the repeated line may be a token of its own.
-    const budget = opts.maxTokens - (repeat ? opts.countTokens(line!) + 1 : 0);
+    // +1: the line break after the repeated line (and after the context) may be a token of its own.
+    const context = opts.contextOf?.(section) ?? "";
+    const budget = opts.maxTokens - (repeat ? opts.countTokens(line!) + 1 : 0) - (context ? opts.countTokens(context) + 1 : 0);
     const pieces = split(text, 0, text.length, budget, opts.countTokens, 0, 0);
     let i = 0;
     while (i < pieces.length) {

@@ -15,6 +15,7 @@ import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
 import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
 
 /**
@@ -24,11 +25,12 @@ import { ParseError } from "./parse";
  */
 export const EMBED_BATCH = 8;
 /**
- * The version of how files are cut into chunks (parse.ts, chunk.ts, the worker's window and overlap).
- * Bump it with any change that cuts differently: at the next start every file cut by an older
- * version is parsed, cut and embedded again (catchUpEmbeddings), without anyone asking.
+ * The version of how files are cut into chunks (parse.ts, chunk.ts, the worker's window and overlap)
+ * and of what their vectors are computed from (context.ts). Bump it with any change to either: at
+ * the next start every file cut by an older version is parsed, cut and embedded again
+ * (catchUpEmbeddings), without anyone asking.
  */
-export const CHUNKING_VERSION = 2;
+export const CHUNKING_VERSION = 3;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
 const INSERT_BATCH = 200;
 
@@ -54,9 +56,10 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
    * their vectors already, in order (a small file, embedded with its chunking).
    */
-  async function embedFile(fileId: string, knowledgeBaseId: string, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
+  async function embedFile(file: { id: string; name: string; knowledgeBaseId: string }, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
+    const fileId = file.id;
     const chunks = db
-      .select({ id: knowledgeChunks.id, text: knowledgeChunks.text })
+      .select({ id: knowledgeChunks.id, text: knowledgeChunks.text, headings: knowledgeChunks.headings })
       .from(knowledgeChunks)
       .where(eq(knowledgeChunks.fileId, fileId))
       .orderBy(asc(knowledgeChunks.ordinal))
@@ -64,10 +67,10 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
-      const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => c.text), lane);
+      const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => embeddingText(chunkContext(file.name, c.headings), c.text)), lane);
       relaxed(db, () =>
         db.transaction(() => {
-          vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId, vector: vs[j]! })));
+          vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId: file.knowledgeBaseId, vector: vs[j]! })));
           updateFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
         }),
       );
@@ -100,7 +103,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
       const lane = `workspace:${file.productId}`;
-      const { chunks, embedded } = await embedder.chunk(sections, lane);
+      const { chunks, embedded } = await embedder.chunk(sections, file.name, lane);
       if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       if (chunks.length > maxChunks) {
         throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -133,7 +136,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
       } else {
-        await embedFile(fileId, file.knowledgeBaseId, lane, ctx, 0.2, 1, embedded);
+        await embedFile(file, lane, ctx, 0.2, 1, embedded);
       }
       setFile(fileId, { status: "ready", progress: 1 });
     },

@@ -5,9 +5,10 @@ import { dlopen, FFIType } from "bun:ffi";
 import { loadEmbedder, type EmbedderOptions, type LoadedEmbedder } from "../../../platform/ml/transformers";
 import { serveWorker } from "../../../platform/ml/worker-client";
 import { chunkSections } from "./chunk";
+import { chunkContext, embeddingText } from "./context";
 import type { Section } from "./parse";
 
-/** Room left for the model's own [CLS]/[SEP] tokens and for the heading line chunks start with. */
+/** Room left for the model's own [CLS]/[SEP] tokens. */
 const SPECIAL_TOKENS = 2;
 const OVERLAP_TOKENS = 32;
 /** Estimate when no tokenizer is loaded: word pieces rarely average fewer than 3 characters. */
@@ -50,15 +51,20 @@ serveWorker({
   // Answered after the model load has settled, so the worker is never terminated mid-load.
   quiesce: async () => void (await loading?.catch(() => undefined)),
 
-  /** Chunks; when their text is at most `embedWithin` characters, embeds them in the same turn. */
-  async chunk({ sections, maxTokens, embedWithin = 0 }: { sections: Section[]; maxTokens: number; embedWithin?: number }) {
+  /**
+   * Chunks the sections of the file named `fileName`, each chunk sized to fit the window with its
+   * context line (context.ts); when their text is at most `embedWithin` characters, embeds them in the same turn.
+   */
+  async chunk({ sections, fileName, maxTokens, embedWithin = 0 }: { sections: Section[]; fileName: string; maxTokens: number; embedWithin?: number }) {
     const embedder = await loading?.catch(() => undefined);
     const count = embedder ? embedder.countTokens : estimateTokens;
     const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
-    const chunks = chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count });
+    const contextOf = (s: Section) => chunkContext(fileName, s.headings);
+    const chunks = chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count, contextOf });
     const small = embedder && chunks.length > 0 && chunks.reduce((n, c) => n + c.text.length, 0) <= embedWithin;
     // A failed embedding here is retried by the ingestion's own embed step.
-    const embedded = small ? await embedAll(embedder, chunks.map((c) => c.text)).catch(() => ({})) : {};
+    const texts = chunks.map((c) => embeddingText(chunkContext(fileName, c.headings), c.text));
+    const embedded = small ? await embedAll(embedder, texts).catch(() => ({})) : {};
     return { chunks, counted: embedder ? "model" : "estimate", ...embedded };
   },
 
