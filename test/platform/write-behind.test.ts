@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createWriteBehind, type BackgroundFold } from "../../src/platform/db/write-behind";
+import { createWriteBehind, type FoldThreadOptions } from "../../src/platform/db/write-behind";
 import { createLogger } from "../../src/platform/log";
 
 const dirs: string[] = [];
@@ -28,41 +28,31 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
   db.exec("CREATE TABLE IF NOT EXISTS mark (k INTEGER PRIMARY KEY CHECK (k = 1), seq INTEGER NOT NULL)");
   db.exec("CREATE TABLE IF NOT EXISTS flags (fail INTEGER NOT NULL)");
   db.exec("INSERT INTO flags SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM flags)");
-  // The folding thread's commits fail while flags.fail is set (as a full disk would).
+  // Folds fail to commit while flags.fail is set (as on a full disk), in place or on the thread.
   db.exec(`CREATE TRIGGER IF NOT EXISTS mark_fails BEFORE INSERT ON mark WHEN (SELECT fail FROM flags) = 1
     BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
   db.exec(`CREATE TRIGGER IF NOT EXISTS mark_update_fails BEFORE UPDATE ON mark WHEN (SELECT fail FROM flags) = 1
     BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-  let failing = false;
-  const open = (delayMs = 60_000, background?: Partial<BackgroundFold<{ v: string }>>) => {
+  const open = (delayMs = 60_000, thread?: Partial<FoldThreadOptions>) => {
     const wb = createWriteBehind<{ v: string }>({
       path: join(dir, "t.journal"),
       log,
       delayMs,
-      background: background && {
-        dbPath: join(dir, "t.db"),
-        pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"],
+      db,
+      sql: {
         rowSql: "INSERT INTO rows (v) VALUES (?)",
-        params: (r) => [r.v],
         markSql: "INSERT INTO mark (k, seq) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET seq = excluded.seq",
-        threadRows: 4,
-        ...background,
       },
+      params: (r) => [r.v],
       applied: () => (db.query("SELECT seq FROM mark").get() as { seq: number } | null)?.seq ?? 0,
-      apply(rows, lastSeq) {
-        if (failing) throw new Error("disk full");
-        db.transaction(() => {
-          for (const r of rows) db.query("INSERT INTO rows (v) VALUES (?)").run(r.v);
-          db.query("INSERT INTO mark (k, seq) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET seq = excluded.seq").run(lastSeq);
-        })();
-      },
+      thread: thread && { pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"], threadRows: 4, ...thread },
     });
     opened.push(wb);
     return wb;
   };
   const values = () => (db.query("SELECT v FROM rows ORDER BY id").all() as { v: string }[]).map((r) => r.v);
-  const threadFails = (on: boolean) => db.exec(`UPDATE flags SET fail = ${on ? 1 : 0}`);
-  return { dir, db, open, values, journal: join(dir, "t.journal"), fail: (on: boolean) => void (failing = on), threadFails };
+  const fail = (on: boolean) => db.exec(`UPDATE flags SET fail = ${on ? 1 : 0}`);
+  return { dir, db, open, values, journal: join(dir, "t.journal"), fail };
 }
 
 describe("write-behind journal", () => {
@@ -186,12 +176,12 @@ describe("write-behind journal", () => {
     test("a batch the thread could not commit stays journaled and is folded once when the disk is back", async () => {
       const f = fixture();
       const wb = f.open(1, {});
-      f.threadFails(true);
+      f.fail(true);
       for (const v of rows(10)) wb.append({ v });
       await Bun.sleep(200);
       expect(f.values()).toEqual([]);
       expect(readFileSync(f.journal, "utf8").trim().split("\n")).toHaveLength(10);
-      f.threadFails(false);
+      f.fail(false);
       wb.append({ v: "after" });
       wb.flush();
       expect(f.values()).toEqual([...rows(10), "after"]);
@@ -218,7 +208,7 @@ describe("write-behind journal", () => {
 
     test("a thread that cannot run leaves the folding to the event loop; nothing is lost", async () => {
       const f = fixture();
-      const wb = f.open(1, { rowSql: "INSERT INTO no_such_table (v) VALUES (?)" });
+      const wb = f.open(1, { pragmas: ["PRAGMA journal_mode = WAL", "THIS IS NOT SQL"] });
       for (const v of rows(10)) wb.append({ v });
       await Bun.sleep(200);
       for (const v of rows(10, 10)) wb.append({ v });

@@ -70,45 +70,24 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
     .where(eq(apiTokenAuditLogs.id, sql.placeholder("id")))
     .prepare();
   const readMark = hotDb.select({ value: settings.value }).from(settings).where(eq(settings.key, JOURNAL_MARK)).prepare();
-  const writeMark = hotDb
-    .insert(settings)
-    .values({ key: JOURNAL_MARK, value: sql.placeholder("value"), updatedAt: sql.placeholder("at") })
-    .onConflictDoUpdate({ target: settings.key, set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` } })
-    .prepare();
-
-  // Folding runs often under load: one statement prepared on the connection itself (no query builder
-  // per row), the same one the folding thread prepares on its own connection.
-  const FOLD_SQL = "INSERT INTO api_token_audit_logs (token_id, action, ip_address, user_agent, endpoint, status_code, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-  const foldUse = hotDb.$client.query(FOLD_SQL);
 
   /** A journaled use: the entry and when it happened. */
   type Use = { e: AuditEntry; at: number };
-  const params = (u: Use) => [u.e.tokenId, u.e.action, u.e.ipAddress ?? null, u.e.userAgent ?? null, u.e.endpoint ?? null, u.e.statusCode ?? null, u.at];
+  // Folding runs often under load: plain statements (no query builder per row), prepared on the
+  // connection in place or the folding thread's. A row the database refuses is a token whose
+  // workspace or creator was deleted meanwhile (foreign key): it is skipped and logged.
   const journal = createWriteBehind<Use>({
     path: journalPath,
     log,
-    applied: () => Number(readMark.get()?.value ?? 0),
-    apply(uses, lastSeq) {
-      hotDb.transaction(() => {
-        for (const u of uses) {
-          try {
-            foldUse.run(...params(u));
-          } catch (e) {
-            // Only a token whose workspace or creator was deleted meanwhile gets here (foreign key).
-            log.warn("token audit row not written", { tokenId: u.e.tokenId, error: String(e) });
-          }
-        }
-        writeMark.run({ value: String(lastSeq), at: new Date(clock.now()) });
-      });
-    },
-    background: {
-      dbPath: hotDb.$client.filename,
-      pragmas: pragmaStatements("NORMAL"),
-      rowSql: FOLD_SQL,
-      params,
+    db: hotDb.$client,
+    sql: {
+      rowSql: "INSERT INTO api_token_audit_logs (token_id, action, ip_address, user_agent, endpoint, status_code, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       markSql: `INSERT INTO settings (key, value, updated_at) VALUES ('${JOURNAL_MARK}', CAST(? AS TEXT), CAST(unixepoch('subsec') * 1000 AS INTEGER))
         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
     },
+    params: (u) => [u.e.tokenId, u.e.action, u.e.ipAddress ?? null, u.e.userAgent ?? null, u.e.endpoint ?? null, u.e.statusCode ?? null, u.at],
+    applied: () => Number(readMark.get()?.value ?? 0),
+    thread: { pragmas: pragmaStatements("NORMAL") },
   });
 
   // The open row of each refused token (the first attempt's address and agent stand for the window).

@@ -10,42 +10,41 @@
 // the database has not seen are folded from the file.
 //
 // Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their own
-// (`background`, fold-worker.ts), so their inserts and WAL writes leave the event loop; `flush`
+// (`thread`, fold-worker.ts), so their inserts and WAL writes leave the event loop; `flush`
 // waits for the batch in flight before folding the rest itself, so rows still reach the table in
 // journal order. The thread is started at the first such batch and stopped after a quiet minute
-// (it costs ~7 MB; an idle Hearth does not hold it).
+// (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same statements
+// (fold-protocol.ts).
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { SQLQueryBindings } from "bun:sqlite";
+import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
 import { isCompiled } from "../native";
 import { privateFile } from "./database";
-import { FOLD_BUSY, FOLD_FAILED, type FoldBatch, type FoldReply, type FoldSetup } from "./fold-protocol";
+import { FOLD_BUSY, FOLD_FAILED, preparedFold, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql } from "./fold-protocol";
 
 export interface WriteBehindOptions<T> {
   /** The journal file (created 0600). */
   path: string;
-  /** The sequence number of the last row already in the database (0 for none). */
+  /** The connection batches are folded on in place (the thread opens the same file). */
+  db: Database;
+  /** The fold's statements: a row's insert and the applied mark, committed together. */
+  sql: FoldSql;
+  /** A row's parameters for `sql.rowSql`. */
+  params(row: T): SQLQueryBindings[];
+  /** The sequence number of the last row already in the database (0 for none), as `sql.markSql` wrote it. */
   applied(): number;
-  /** Writes `rows` and records `lastSeq` as applied, in one transaction. */
-  apply(rows: T[], lastSeq: number): void;
   log: Logger;
   /** How long a row may wait in the journal before it is folded. */
   delayMs?: number;
   /** Folds at once (next macrotask) when this many rows wait. */
   maxPending?: number;
-  /** Folds big batches on a thread of its own, with the same effect as `apply` (see above). */
-  background?: BackgroundFold<T>;
+  /** Folds big batches on a thread of its own (see above). */
+  thread?: FoldThreadOptions;
 }
 
-export interface BackgroundFold<T> {
-  dbPath: string;
+export interface FoldThreadOptions {
   /** Run on the thread's connection first (durability, foreign keys, busy timeout). */
   pragmas: string[];
-  /** Inserts one row, with `params(row)` for its `?`. */
-  rowSql: string;
-  params(row: T): SQLQueryBindings[];
-  /** Records the batch's last sequence number (`?`), committed with its rows. */
-  markSql: string;
   /** Batches at least this big go to the thread (smaller ones are folded in place). Default 32. */
   threadRows?: number;
   /** The thread is stopped after this long without a batch (ms). Default 60 s. */
@@ -95,7 +94,12 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
-  const thread = o.background ? foldThread(o.background, o.log) : undefined;
+  const foldInPlace = preparedFold(o.db, o.sql);
+  /** Rows the database refused are logged, whichever side folded them. */
+  const report = (folded: Folded) => {
+    if (folded.skipped > 0) o.log.warn("write-behind: rows skipped by the database", { path: o.path, skipped: folded.skipped, error: folded.firstError });
+  };
+  const thread = o.thread ? foldThread(o, o.thread, report) : undefined;
 
   const arm = (ms: number) => {
     if (closed) return;
@@ -117,7 +121,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     const rows = pending;
     pending = [];
     try {
-      o.apply(rows, seq);
+      report(foldInPlace(rows.map(o.params), seq));
     } catch (e) {
       // The rows stay in the journal and in memory; a busy or full disk is tried again.
       pending = rows.concat(pending);
@@ -145,9 +149,9 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   function fold() {
     timer = undefined;
     if (pending.length === 0) return truncateIfFolded();
-    // The thread's batch is committed first (rows stay in order); the event loop does not wait for it here.
-    if (thread?.inFlight() && size < JOURNAL_LIMIT_BYTES) return arm(delayMs);
     if (size >= JOURNAL_LIMIT_BYTES || !thread?.usable() || (pending.length < thread.threadRows && !thread.running())) return flush();
+    // The thread's batch is committed first (rows stay in order); the event loop does not wait for it here.
+    if (thread.inFlight()) return arm(delayMs);
     const rows = pending;
     pending = [];
     thread.post(rows, seq, (failed) => {
@@ -212,9 +216,10 @@ interface FoldThread<T> {
   close(): void;
 }
 
-function foldThread<T>(b: BackgroundFold<T>, log: Logger): FoldThread<T> {
+function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (folded: Folded) => void): FoldThread<T> {
+  const { log } = o;
   const url = isCompiled() ? "./src/platform/db/fold-worker.ts" : new URL("./fold-worker.ts", import.meta.url);
-  const quietStopMs = b.quietStopMs ?? 60_000;
+  const quietStopMs = t.quietStopMs ?? 60_000;
   const state = new Int32Array(new SharedArrayBuffer(4));
   let worker: Worker | undefined;
   let batch: { rows: T[]; done: (failed: T[] | null) => void } | undefined;
@@ -241,8 +246,8 @@ function foldThread<T>(b: BackgroundFold<T>, log: Logger): FoldThread<T> {
     const w = new Worker(url, { smol: true });
     w.onmessage = (ev: MessageEvent<FoldReply>) => {
       const r = ev.data;
-      if (r.op === "failed") log.error("write-behind: rows not yet folded into the database", { dbPath: b.dbPath, error: r.error });
-      if (r.op === "folded" && r.skipped > 0) log.warn("write-behind: rows skipped by the database", { skipped: r.skipped, error: r.firstError });
+      if (r.op === "failed") log.error("write-behind: rows not yet folded into the database", { path: o.path, error: r.error });
+      if (r.op === "folded") report(r);
       if (r.op !== "closed" && batch && worker === w) settle();
     };
     w.onerror = (ev) => {
@@ -257,12 +262,12 @@ function foldThread<T>(b: BackgroundFold<T>, log: Logger): FoldThread<T> {
       }
     };
     w.unref();
-    w.postMessage({ op: "open", dbPath: b.dbPath, pragmas: b.pragmas, rowSql: b.rowSql, markSql: b.markSql, state: state.buffer as SharedArrayBuffer } satisfies FoldSetup);
+    w.postMessage({ op: "open", dbPath: o.db.filename, pragmas: t.pragmas, ...o.sql, state: state.buffer as SharedArrayBuffer } satisfies FoldSetup);
     return w;
   };
 
   return {
-    threadRows: b.threadRows ?? 32,
+    threadRows: t.threadRows ?? 32,
     usable: () => !broken,
     running: () => worker !== undefined,
     inFlight: () => batch !== undefined,
@@ -270,7 +275,7 @@ function foldThread<T>(b: BackgroundFold<T>, log: Logger): FoldThread<T> {
       worker ??= start();
       batch = { rows, done };
       Atomics.store(state, 0, FOLD_BUSY);
-      worker.postMessage({ op: "fold", rows: JSON.stringify(rows.map(b.params)), lastSeq } satisfies FoldBatch);
+      worker.postMessage({ op: "fold", rows: JSON.stringify(rows.map(o.params)), lastSeq } satisfies FoldBatch);
       if (quietTimer) clearTimeout(quietTimer);
       quietTimer = setTimeout(stop, quietStopMs);
       quietTimer.unref?.();
