@@ -32,3 +32,11 @@ export async function nativePath(name: string, dataDir: string, devPath: () => s
 }
 
 export const isCompiled = () => Bun.embeddedFiles.length > 0;
+
+/**
+ * Where a worker thread's module is, by its path under src/: inside the binary its own entry
+ * point (build.ts lists every worker), otherwise the source file.
+ */
+export function workerUrl(fromSrc: string): string | URL {
+  return isCompiled() ? `./src/${fromSrc}` : new URL(`../${fromSrc}`, import.meta.url);
+}

@@ -3,7 +3,7 @@
 // lane's turn in the worker, so a workspace's big batch holds back another's request by at most
 // one sub-batch.
 import { createWorkerClient } from "../../platform/ml/worker-client";
-import { isCompiled } from "../../platform/native";
+import { workerUrl } from "../../platform/native";
 import { modelPresence } from "../../platform/ml/models";
 import type { CheckState } from "../system/health";
 import type { Chunk } from "./ingest/chunk";
@@ -54,7 +54,7 @@ const split = (flat: Float32Array, dim: number) => Array.from({ length: flat.len
 
 export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string; offline: boolean; maxTokens: number }): KnowledgeEmbedder {
   // In the binary the worker is an entry point of its own, named by its path from the project root.
-  const url = isCompiled() ? "./src/features/knowledge/ingest/worker.ts" : new URL("./ingest/worker.ts", import.meta.url);
+  const url = workerUrl("features/knowledge/ingest/worker.ts");
   const client = createWorkerClient(url, { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
   type State = { state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number };
   // Once the model is loaded the answer does not change until the worker fails, so it is kept:

@@ -5,7 +5,7 @@
 import { AppError, type ErrorCode } from "../../platform/errors";
 import { modelPresence } from "../../platform/ml/models";
 import { createWorkerClient, WorkerError } from "../../platform/ml/worker-client";
-import { isCompiled } from "../../platform/native";
+import { workerUrl } from "../../platform/native";
 import type { CheckState } from "../system/health";
 import type { PreparedAudio } from "./audio";
 import { TARGET_RATE } from "./wav";
@@ -30,7 +30,7 @@ type State = { state: "idle" | "loading" | "ok" } | { state: "unavailable"; reas
 type Window = { done: true } | { done: false; language: string; from: number; to: number; segments: { start: number; end: number; text: string }[] };
 
 export function createTranscriber(opts: { modelsDir: string; model: string; offline: boolean; maxSeconds: number }) {
-  const url = isCompiled() ? "./src/features/transcription/worker.ts" : new URL("./worker.ts", import.meta.url);
+  const url = workerUrl("features/transcription/worker.ts");
   const client = createWorkerClient(url, { modelsDir: opts.modelsDir, model: opts.model, offline: opts.offline });
   let state: State = { state: "idle" };
   // The queue: each request waits for the one before it; a request whose caller left is skipped.

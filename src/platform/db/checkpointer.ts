@@ -8,7 +8,7 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { Logger } from "../log";
-import { isCompiled } from "../native";
+import { workerUrl } from "../native";
 
 /** WAL pages at which a connection checkpoints by itself (the worker normally got there first). */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_000;
@@ -36,7 +36,7 @@ export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: 
   const watchMs = o.watchMs ?? WATCH_MS;
   const quietStopMs = o.quietStopMs ?? QUIET_STOP_MS;
   const walPath = `${dbPath}-wal`;
-  const url = isCompiled() ? "./src/platform/db/checkpoint-worker.ts" : new URL("./checkpoint-worker.ts", import.meta.url);
+  const url = workerUrl("platform/db/checkpoint-worker.ts");
   let worker: Worker | undefined;
   let quietSince = 0;
 

@@ -18,7 +18,7 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
-import { isCompiled } from "../native";
+import { workerUrl } from "../native";
 import { privateFile } from "./database";
 import { FOLD_BUSY, FOLD_FAILED, preparedFold, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql } from "./fold-protocol";
 
@@ -218,7 +218,7 @@ interface FoldThread<T> {
 
 function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (folded: Folded) => void): FoldThread<T> {
   const { log } = o;
-  const url = isCompiled() ? "./src/platform/db/fold-worker.ts" : new URL("./fold-worker.ts", import.meta.url);
+  const url = workerUrl("platform/db/fold-worker.ts");
   const quietStopMs = t.quietStopMs ?? 60_000;
   const state = new Int32Array(new SharedArrayBuffer(4));
   let worker: Worker | undefined;
