@@ -9,6 +9,7 @@ import pkg from "../package.json";
 import journal from "../src/platform/db/migrations/meta/_journal.json";
 import { startOllamaFake } from "./support/ollama-fake";
 import { allEvents } from "./support/sse";
+import { drained } from "./support/hearth-process";
 
 const ROOT = join(import.meta.dir, "..");
 const PASSWORD = "binary-test password 1";
@@ -57,15 +58,7 @@ function spawnHearth(args: string[]) {
 /** Starts the binary and keeps draining both pipes, so a chatty child never blocks on a full pipe. */
 function start(args: string[]): Child {
   const proc = spawnHearth(args);
-  let out = "";
-  let err = "";
-  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
-  };
-  void drain(proc.stdout, (s) => (out += s));
-  void drain(proc.stderr, (s) => (err += s));
-  const child = { proc, stdout: () => out, stderr: () => err };
+  const child = { proc, ...drained(proc) };
   children.push(child);
   return child;
 }

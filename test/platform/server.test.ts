@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { MAIN, startHearth } from "../support/hearth-process";
 
-const MAIN = join(import.meta.dir, "../../src/main.ts");
 const dirs: string[] = [];
 const procs: Subprocess[] = [];
 afterAll(() => {
@@ -29,24 +29,11 @@ const env = (dataDir: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-/** Starts Hearth on a free port and resolves with its base URL once /health answers. */
+/** Starts Hearth on a free port and resolves with its base URL once it listens. */
 async function start(dataDir: string, extra: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0"], { env: env(dataDir, extra), stdout: "pipe", stderr: "pipe" });
-  procs.push(proc);
-  const reader = proc.stdout.getReader();
-  let out = "";
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-    const m = out.match(/listening on (http:\/\/[\d.]+:\d+)/);
-    if (m) {
-      reader.releaseLock();
-      return { proc, url: m[1]!, stdout: out };
-    }
-  }
-  throw new Error(`Hearth did not start: ${out} ${await new Response(proc.stderr).text()}`);
+  const h = await startHearth(env(dataDir, extra), 20_000);
+  procs.push(h.proc);
+  return { proc: h.proc, url: h.url, stdout: h.stdout() };
 }
 
 const run = async (args: string[], e: Record<string, string | undefined>) => {

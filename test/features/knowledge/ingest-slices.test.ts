@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { startHearth } from "../../support/hearth-process";
 import { openStorage } from "../../../src/platform/db/database";
 import { createHarness, defaultWorkspaceId } from "../../support/harness";
 
-const MAIN = join(import.meta.dir, "../../../src/main.ts");
 const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
 const dirs: string[] = [];
 const procs: Subprocess[] = [];
@@ -67,22 +67,10 @@ describe("kill -9 in the middle of an ingestion", () => {
   const env = (dataDir: string) => ({ ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: MODELS, HEARTH_OFFLINE: "1", HEARTH_ADMIN_PASSWORD: "slices-test-password", HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000" });
 
   async function start(dataDir: string) {
-    const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0"], { env: env(dataDir), stdout: "pipe", stderr: "pipe" });
+    const { proc, url } = await startHearth(env(dataDir));
     procs.push(proc);
-    const reader = proc.stdout.getReader();
-    let out = "";
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += new TextDecoder().decode(value);
-      const m = out.match(/listening on (http:\/\/[\d.]+:\d+)/);
-      if (m) {
-        reader.releaseLock();
-        const login = await fetch(`${m[1]}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "slices-test-password" }) });
-        return { proc, url: m[1]!, jwt: ((await login.json()) as { data: { token: string } }).data.token };
-      }
-    }
-    throw new Error(`Hearth did not start: ${out}`);
+    const login = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "slices-test-password" }) });
+    return { proc, url, jwt: ((await login.json()) as { data: { token: string } }).data.token };
   }
   const fileOf = async (s: { url: string; jwt: string }, id: string) =>
     ((await (await fetch(`${s.url}/api/knowledge-base/storage/file/${id}`, { headers: { authorization: `Bearer ${s.jwt}` } })).json()) as { data: { status: string; progress: number; chunk_count: number } }).data;

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { startHearth } from "../../support/hearth-process";
 import { allEvents } from "../../support/sse";
 
-const MAIN = join(import.meta.dir, "../../../src/main.ts");
 const PASSWORD = "durability-test password";
 const CHAIN = 10;
 /** The chain node that is in flight when the server is killed. */
@@ -50,35 +50,17 @@ afterAll(async () => {
 });
 
 /** Starts Hearth on the test's data dir and resolves with its base URL once it listens. */
-async function start(): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; url: string }> {
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0"], {
-    env: {
-      ...process.env,
-      HEARTH_DATA_DIR: dir,
-      HEARTH_ADMIN_PASSWORD: PASSWORD,
-      HEARTH_HTTP_ALLOW: "127.0.0.1",
-      HEARTH_RATE_LIMIT: "100000",
-      HEARTH_RATE_LIMIT_STRICT: "100000",
-      HEARTH_WORKFLOW_CONCURRENCY: "20",
-    },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+async function start() {
+  const { proc, url } = await startHearth({
+    ...process.env,
+    HEARTH_DATA_DIR: dir,
+    HEARTH_ADMIN_PASSWORD: PASSWORD,
+    HEARTH_HTTP_ALLOW: "127.0.0.1",
+    HEARTH_RATE_LIMIT: "100000",
+    HEARTH_RATE_LIMIT_STRICT: "100000",
+    HEARTH_WORKFLOW_CONCURRENCY: "20",
   });
   procs.push(proc);
-  // Both pipes are drained the whole time, so a chatty server never blocks on a full pipe.
-  let out = "";
-  let err = "";
-  const drain = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) add(decoder.decode(chunk, { stream: true }));
-  };
-  void drain(proc.stdout, (s) => (out += s));
-  void drain(proc.stderr, (s) => (err += s));
-  const url = await poll("the listening line", async () => {
-    if (proc.exitCode !== null) throw new Error(`Hearth exited ${proc.exitCode} at start: ${out} ${err}`);
-    return out.match(/listening on (http:\/\/[\d.]+:\d+)/)?.[1];
-  }, 30_000);
   return { proc, url };
 }
 
