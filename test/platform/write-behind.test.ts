@@ -100,7 +100,7 @@ describe("write-behind journal", () => {
     const lines = readFileSync(f.journal, "utf8");
     wb.flush();
     // As if the truncation never happened, plus one row after the fold.
-    appendFileSync(f.journal, lines + JSON.stringify({ q: 3, r: { v: "z" } }) + "\n");
+    appendFileSync(f.journal, lines + JSON.stringify({ q: 3, p: ["z"] }) + "\n");
     const next = f.open();
     expect(f.values()).toEqual(["x", "y", "z"]);
     next.close();
@@ -119,7 +119,33 @@ describe("write-behind journal", () => {
     next.close();
   });
 
-  test("a failing fold keeps the rows in memory and in the journal, and a later flush writes them", () => {
+  test("rows appended after a torn line are whole lines: a second crash loses none of them", () => {
+    const f = fixture();
+    const wb = f.open();
+    wb.append({ v: "whole" });
+    appendFileSync(f.journal, '{"q":2,"p":["to');
+    f.fail(true); // the start's fold fails, so the journal keeps its lines
+    const next = f.open();
+    next.append({ v: "after" });
+    // Crashed again, then started with a working disk.
+    f.fail(false);
+    const third = f.open();
+    expect(f.values()).toEqual(["whole", "after"]);
+    third.close();
+  });
+
+  test("a journal written by the older format (rows, not parameters) is folded at start", () => {
+    const f = fixture();
+    appendFileSync(f.journal, [{ q: 1, r: { v: "old-1" } }, { q: 2, r: { v: "old-2" } }].map((l) => JSON.stringify(l) + "\n").join(""));
+    const wb = f.open();
+    expect(f.values()).toEqual(["old-1", "old-2"]);
+    wb.append({ v: "new" });
+    wb.flush();
+    expect(f.values()).toEqual(["old-1", "old-2", "new"]);
+    wb.close();
+  });
+
+  test("a failing fold keeps the rows in the journal, and a later flush writes them", () => {
     const f = fixture();
     const wb = f.open();
     wb.append({ v: "kept" });

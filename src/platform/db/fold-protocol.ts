@@ -1,7 +1,63 @@
 // The one fold of journaled rows into SQLite, and the messages between the write-behind journal
-// (write-behind.ts) and its folding thread (fold-worker.ts). Both fold through `preparedFold`, so a
-// batch folded in place and one folded by the thread are the same statements in one transaction.
+// (write-behind.ts) and its folding thread (fold-worker.ts). Both read a batch from the journal file
+// itself (`readJournal`: a byte range of whole lines) and fold it through `preparedFold`, so a
+// batch folded in place and one folded by the thread are the same statements in one transaction,
+// and no row crosses between threads.
+import { readSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+
+/** One journal line: `{"q":<sequence number>,"p":[<the row's parameters>]}`. */
+export interface JournalLine {
+  q: number;
+  p: SQLQueryBindings[];
+}
+
+export interface JournalRows {
+  rows: SQLQueryBindings[][];
+  /** The sequence number of the last readable line (`after` when there is none). */
+  lastSeq: number;
+  /** Lines that did not parse (only a crash inside write() cuts one short). */
+  unreadable: number;
+}
+
+/**
+ * The rows of the whole lines in `text` numbered after `after`. `legacy` turns a line of the older
+ * format (`{"q":..,"r":<row>}`, before rows were journaled as parameters) into parameters.
+ */
+export function journalRows(text: string, after: number, legacy?: (row: unknown) => SQLQueryBindings[]): JournalRows {
+  const out: JournalRows = { rows: [], lastSeq: after, unreadable: 0 };
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    let record: JournalLine & { r?: unknown };
+    try {
+      record = JSON.parse(line);
+    } catch {
+      out.unreadable += 1;
+      continue;
+    }
+    if (record.q <= out.lastSeq) continue;
+    const params = record.p ?? (legacy && record.r !== undefined ? legacy(record.r) : undefined);
+    if (!params) {
+      out.unreadable += 1;
+      continue;
+    }
+    out.rows.push(params);
+    out.lastSeq = record.q;
+  }
+  return out;
+}
+
+/** Reads bytes [from, to) of the journal (whole lines, as the writer counted them). */
+export function readJournal(fd: number, from: number, to: number): string {
+  const bytes = Buffer.allocUnsafe(to - from);
+  let got = 0;
+  while (got < bytes.length) {
+    const n = readSync(fd, bytes, got, bytes.length - got, from + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return bytes.toString("utf8", 0, got);
+}
 
 export interface FoldSql {
   /** Inserts one row; its `?` take a row's parameters. */
@@ -38,16 +94,20 @@ export function preparedFold(db: Database, sql: FoldSql): (rows: SQLQueryBinding
 export interface FoldSetup extends FoldSql {
   op: "open";
   dbPath: string;
+  /** The journal file, read by the thread (the event loop only appends to it). */
+  journalPath: string;
   /** Run once on the connection (durability, foreign keys, busy timeout). */
   pragmas: string[];
   /** A shared Int32 the thread sets to IDLE or FAILED after each batch (and wakes waiters on). */
   state: SharedArrayBuffer;
 }
 
+/** A batch: the journal's lines in bytes [from, to) numbered after `after`, up to `lastSeq`. */
 export interface FoldBatch {
   op: "fold";
-  /** The rows' parameters as JSON (one string crosses threads far cheaper than a structured clone of arrays). */
-  rows: string;
+  from: number;
+  to: number;
+  after: number;
   lastSeq: number;
 }
 

@@ -9,18 +9,19 @@
 // crash between the commit and the journal's truncation never folds a row twice. At start, rows
 // the database has not seen are folded from the file.
 //
-// Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their own
-// (`thread`, fold-worker.ts), so their inserts and WAL writes leave the event loop; `flush`
-// waits for the batch in flight before folding the rest itself, so rows still reach the table in
-// journal order. The thread is started at the first such batch and stopped after a quiet minute
-// (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same statements
-// (fold-protocol.ts).
+// Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their
+// own (`thread`, fold-worker.ts): the event loop hands it a byte range of the journal, and the
+// thread reads, parses and commits it, so a batch costs the event loop one message whatever its
+// size. `flush` waits for the batch in flight before folding the rest itself, so rows still reach
+// the table in journal order. The thread is started at the first such batch and stopped after a
+// quiet minute (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same
+// statements (fold-protocol.ts).
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
 import { workerUrl } from "../native";
 import { privateFile } from "./database";
-import { FOLD_BUSY, FOLD_FAILED, preparedFold, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql } from "./fold-protocol";
+import { FOLD_BUSY, FOLD_FAILED, journalRows, preparedFold, readJournal, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql, type JournalLine } from "./fold-protocol";
 
 export interface WriteBehindOptions<T> {
   /** The journal file (created 0600). */
@@ -62,36 +63,33 @@ export interface WriteBehind<T> {
 const RETRY_MS = 1_000;
 /** How long `flush` waits for the thread's batch before giving up (the rows stay journaled). */
 const WAIT_MS = 10_000;
-/** Past this size the journal is emptied by a full flush, even if the thread never falls idle. */
+/** Past this size the journal is emptied at the end of a thread's batch, even if requests never pause. */
 const JOURNAL_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   const delayMs = o.delayMs ?? 5;
   const maxPending = o.maxPending ?? 128;
   privateFile(o.path);
+  // Appends go to the end (O_APPEND); folds read ranges of whole lines back by offset.
+  const fd = openSync(o.path, "a+", 0o600);
 
-  let seq = o.applied();
-  /** Rows journaled and not yet handed to a fold, in order. */
-  let pending: T[] = [];
-  for (const line of readFileSync(o.path, "utf8").split("\n")) {
-    if (!line) continue;
-    let record: { q: number; r: T };
-    try {
-      record = JSON.parse(line);
-    } catch {
-      // Only the last append can be cut short, by a crash inside write(): it was never acknowledged.
-      o.log.warn("write-behind: unreadable journal line skipped", { path: o.path });
-      continue;
-    }
-    if (record.q > seq) {
-      pending.push(record.r);
-      seq = record.q;
-    }
+  // A line cut short by a crash inside write() was never acknowledged: it is cut off, so that the
+  // next append starts a line of its own.
+  const found = readFileSync(o.path);
+  /** Bytes of whole lines in the file; a short write is cut back to it. */
+  let size = found.lastIndexOf(10) + 1;
+  if (size < found.length) {
+    o.log.warn("write-behind: a line cut short by a crash was dropped", { path: o.path });
+    ftruncateSync(fd, size);
   }
+  const applied = o.applied();
+  let seq = Math.max(applied, journalRows(found.toString("utf8", 0, size), applied).lastSeq);
+  /** Where (byte offset, sequence number) the rows not yet handed to a fold start. */
+  let handed = { at: 0, seq: applied };
+  /** Where the rows not yet committed start (behind `handed` while the thread has a batch). */
+  let committed = handed;
+  const waiting = () => seq - handed.seq;
 
-  const fd = openSync(o.path, "a", 0o600);
-  /** Bytes of whole records in the file; a short write is cut back to it. */
-  let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   const foldInPlace = preparedFold(o.db, o.sql);
@@ -110,27 +108,29 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
 
   /** Empties the journal once every row in it is committed. */
   const truncateIfFolded = () => {
-    if (pending.length > 0 || thread?.inFlight() || size === 0) return;
+    if (size === 0 || committed.at !== size || thread?.inFlight()) return;
     ftruncateSync(fd);
     size = 0;
+    handed = committed = { at: 0, seq };
   };
 
   /** Folds the waiting rows in place; on failure they wait for the next try. */
   const foldHere = () => {
-    if (pending.length === 0) return;
-    const rows = pending;
-    pending = [];
+    if (handed.at === size) return;
+    const to = { at: size, seq };
     try {
-      report(foldInPlace(rows.map(o.params), seq));
+      const batch = journalRows(readJournal(fd, handed.at, to.at), handed.seq, o.params as (row: unknown) => SQLQueryBindings[]);
+      if (batch.unreadable > 0) o.log.warn("write-behind: unreadable journal lines skipped", { path: o.path, lines: batch.unreadable });
+      report(foldInPlace(batch.rows, to.seq));
+      handed = committed = to;
     } catch (e) {
-      // The rows stay in the journal and in memory; a busy or full disk is tried again.
-      pending = rows.concat(pending);
-      o.log.error("write-behind: rows not yet folded into the database", { path: o.path, rows: pending.length, error: String(e) });
+      // The rows stay in the journal; a busy or full disk is tried again.
+      o.log.error("write-behind: rows not yet folded into the database", { path: o.path, rows: waiting(), error: String(e) });
       arm(RETRY_MS);
     }
   };
 
-  /** Waits for the thread's batch (if it failed, its rows are back in front of the others). */
+  /** Waits for the thread's batch (if it failed, its rows are handed out again). */
   const settleThread = (): boolean => {
     if (!thread || thread.wait(WAIT_MS)) return true;
     o.log.error("write-behind: the folding thread did not finish its batch; rows stay journaled", { path: o.path, waitedMs: WAIT_MS });
@@ -148,34 +148,35 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   /** The timer's fold: big batches to the thread (one at a time), small ones in place. */
   function fold() {
     timer = undefined;
-    if (pending.length === 0) return truncateIfFolded();
-    if (size >= JOURNAL_LIMIT_BYTES || !thread?.usable() || (pending.length < thread.threadRows && !thread.running())) return flush();
+    if (waiting() === 0) return truncateIfFolded();
+    if (!thread?.usable() || (waiting() < thread.threadRows && !thread.running())) return flush();
     // The thread's batch is committed first (rows stay in order); the event loop does not wait for it here.
     if (thread.inFlight()) return arm(delayMs);
-    const rows = pending;
-    pending = [];
-    thread.post(rows, seq, (failed) => {
+    const from = handed;
+    const to = { at: size, seq };
+    handed = to;
+    thread.post({ op: "fold", from: from.at, to: to.at, after: from.seq, lastSeq: to.seq }, (failed) => {
       if (failed) {
-        pending = failed.concat(pending);
+        handed = committed;
         arm(RETRY_MS);
-      } else if (pending.length > 0) {
-        arm(pending.length >= maxPending ? 0 : delayMs);
+      } else {
+        committed = to;
+        // Under steady load the journal is never all committed at a batch's end; past the limit,
+        // the rows that came during the batch are folded here, so that it can be emptied.
+        if (size >= JOURNAL_LIMIT_BYTES) foldHere();
+        if (waiting() > 0) arm(waiting() >= maxPending ? 0 : delayMs);
       }
       truncateIfFolded();
     });
   }
 
   // Rows a crash left behind are folded before anything new is appended.
-  foldHere();
-  if (pending.length === 0) {
-    ftruncateSync(fd);
-    size = 0;
-  }
+  flush();
 
   return {
     append(row) {
       if (closed) throw new Error("write-behind journal is closed");
-      const line = `${JSON.stringify({ q: seq + 1, r: row })}\n`;
+      const line = `${JSON.stringify({ q: seq + 1, p: o.params(row) } satisfies JournalLine)}\n`;
       const bytes = Buffer.byteLength(line);
       let written = 0;
       try {
@@ -186,8 +187,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       if (written !== bytes) throw new Error(`write-behind: short write to ${o.path}`);
       size += written;
       seq += 1;
-      pending.push(row);
-      if (pending.length >= maxPending) arm(0);
+      if (waiting() >= maxPending) arm(0);
       else if (!timer) arm(delayMs);
     },
     flush,
@@ -202,27 +202,27 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   };
 }
 
-interface FoldThread<T> {
+interface FoldThread {
   readonly threadRows: number;
   /** False once the thread could not run (batches are then folded in place). */
   usable(): boolean;
   /** Whether the thread is up (a small batch goes to it then, rather than starting it). */
   running(): boolean;
   inFlight(): boolean;
-  /** Hands a batch to the thread; `done` runs when it is committed (null) or failed (its rows). */
-  post(rows: T[], lastSeq: number, done: (failed: T[] | null) => void): void;
+  /** Hands a batch to the thread; `done` runs when it is committed (false) or failed (true). */
+  post(batch: FoldBatch, done: (failed: boolean) => void): void;
   /** Blocks until the batch in flight is settled (its `done` has run); false on timeout. */
   wait(ms: number): boolean;
   close(): void;
 }
 
-function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (folded: Folded) => void): FoldThread<T> {
+function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (folded: Folded) => void): FoldThread {
   const { log } = o;
   const url = workerUrl("platform/db/fold-worker.ts");
   const quietStopMs = t.quietStopMs ?? 60_000;
   const state = new Int32Array(new SharedArrayBuffer(4));
   let worker: Worker | undefined;
-  let batch: { rows: T[]; done: (failed: T[] | null) => void } | undefined;
+  let batch: { done: (failed: boolean) => void } | undefined;
   let quietTimer: ReturnType<typeof setTimeout> | undefined;
   let broken = false;
 
@@ -230,7 +230,7 @@ function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (
   const settle = () => {
     const finished = batch!;
     batch = undefined;
-    finished.done(Atomics.load(state, 0) === FOLD_FAILED ? finished.rows : null);
+    finished.done(Atomics.load(state, 0) === FOLD_FAILED);
   };
 
   const stop = () => {
@@ -262,7 +262,7 @@ function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (
       }
     };
     w.unref();
-    w.postMessage({ op: "open", dbPath: o.db.filename, pragmas: t.pragmas, ...o.sql, state: state.buffer as SharedArrayBuffer } satisfies FoldSetup);
+    w.postMessage({ op: "open", dbPath: o.db.filename, journalPath: o.path, pragmas: t.pragmas, ...o.sql, state: state.buffer as SharedArrayBuffer } satisfies FoldSetup);
     return w;
   };
 
@@ -271,11 +271,11 @@ function foldThread<T>(o: WriteBehindOptions<T>, t: FoldThreadOptions, report: (
     usable: () => !broken,
     running: () => worker !== undefined,
     inFlight: () => batch !== undefined,
-    post(rows, lastSeq, done) {
+    post(message, done) {
       worker ??= start();
-      batch = { rows, done };
+      batch = { done };
       Atomics.store(state, 0, FOLD_BUSY);
-      worker.postMessage({ op: "fold", rows: JSON.stringify(rows.map(o.params)), lastSeq } satisfies FoldBatch);
+      worker.postMessage(message);
       if (quietTimer) clearTimeout(quietTimer);
       quietTimer = setTimeout(stop, quietStopMs);
       quietTimer.unref?.();
