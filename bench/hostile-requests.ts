@@ -70,12 +70,15 @@ async function flood(ctx: SuiteContext, server: RunningServer, headers: Record<s
   return { sent, statuses, bodyBytes, healthP99: percentile(health, 99), healthSamples: health.length, peakRssMb, seconds, serverCores: used.oursCores, otherCores: used.otherCores };
 }
 
-/** The same anonymous flood against a bare Bun server that refuses it unread: the machine's floor, with its own idle figure. */
-async function floor(ctx: SuiteContext): Promise<{ idleP99: number; flood: Flood }> {
+/**
+ * The same floods against a bare Bun server that refuses the anonymous one unread and reads the
+ * token one only to the field cap: the machine's floor, with its own idle figure.
+ */
+async function floor(ctx: SuiteContext): Promise<{ idleP99: number; flood: Flood; token: Flood }> {
   const bare = await startServer({ name: "refusing", cmd: [ctx.bun, join(ctx.root, "bench/fixtures/refusing-server.ts")], env: baseEnv({}), cwd: ctx.root });
   try {
     const idle = await sampleHealth(bare, () => false, IDLE_SAMPLES);
-    return { idleP99: percentile(idle, 99), flood: await flood(ctx, bare, {}) };
+    return { idleP99: percentile(idle, 99), flood: await flood(ctx, bare, {}), token: await flood(ctx, bare, { "x-api-token": "svc_floor" }) };
   } finally {
     await bare.stop();
   }
@@ -101,12 +104,12 @@ async function run(ctx: SuiteContext) {
     const anon = await flood(ctx, hearth, {});
     ctx.log(`flood 2: the same bodies with a valid API token, ${PHASE_MS / 1000} s`);
     const token = await flood(ctx, hearth, { "x-api-token": session.apiToken });
-    ctx.log(`floor: flood 1 against a bare server that refuses it unread, ${PHASE_MS / 1000} s`);
+    ctx.log(`floor: floods 1 and 2 against a bare server that refuses them (unread; read to the field cap), ${2 * PHASE_MS / 1000} s`);
     const bare = await floor(ctx);
 
     /** Server CPU (all threads) per flood request: what one refused request costs, whatever else the machine runs. */
     const cpuPerRequest = (f: Flood) => (f.serverCores * f.seconds * 1000) / Math.max(1, f.sent);
-    const rows = (label: string, f: Flood): MeasurementInput[] => [
+    const rows = (label: string, f: Flood, floorFlood: Flood, floorName: string): MeasurementInput[] => [
       { name: `/health p99, ${label}`, unit: "ms", value: f.healthP99, baseline: idleP99, baselineName: "/health p99 idle", goal: { on: "ratio", kind: "max", limit: GOALS.healthP99Ratio }, details: f, digits: 2 },
       { name: `peak RSS, ${label}`, unit: "MB", value: f.peakRssMb, baseline: idleRss, baselineName: "RSS idle", goal: { on: "value", kind: "max", limit: GOALS.rssMb }, digits: 0 },
       {
@@ -116,24 +119,30 @@ async function run(ctx: SuiteContext) {
         note: `statuses ${JSON.stringify(f.statuses)}, ${f.healthSamples} /health samples; CPU: server ${f.serverCores.toFixed(2)} cores, rest of the machine (this client included) ${f.otherCores.toFixed(2)}`,
         digits: 1,
       },
-      { name: `server CPU per request, ${label}`, unit: "ms", value: cpuPerRequest(f), baseline: cpuPerRequest(bare.flood), baselineName: "server CPU per request, bare refusing server", digits: 3 },
+      { name: `server CPU per request, ${label}`, unit: "ms", value: cpuPerRequest(f), baseline: cpuPerRequest(floorFlood), baselineName: floorName, digits: 3 },
     ];
     const inputs: MeasurementInput[] = [
       { name: "/health p99 idle", unit: "ms", value: idleP99, details: { samples: idle.length, p50: round(percentile(idle, 50), 3) }, digits: 2 },
-      ...rows("6 MB multipart flood, no credentials", anon),
-      ...rows("6 MB / 100k-field flood, valid token", token),
+      ...rows("6 MB multipart flood, no credentials", anon, bare.flood, "server CPU per request, bare refusing server"),
+      ...rows("6 MB / 100k-field flood, valid token", token, bare.token, "server CPU per request, bare refusing server reading to the field cap"),
       { name: "/health p99 idle, bare refusing server", unit: "ms", value: bare.idleP99, digits: 2 },
       { name: "server CPU per request, bare refusing server", unit: "ms", value: cpuPerRequest(bare.flood), digits: 3 },
-      {
-        name: "/health p99, 6 MB multipart flood, bare refusing server (floor)",
+      { name: "server CPU per request, bare refusing server reading to the field cap", unit: "ms", value: cpuPerRequest(bare.token), digits: 3 },
+      ...(
+        [
+          ["6 MB multipart flood", bare.flood],
+          ["6 MB / 100k-field flood with a token, read to the field cap", bare.token],
+        ] as const
+      ).map(([label, f]): MeasurementInput => ({
+        name: `/health p99, ${label}, bare refusing server (floor)`,
         unit: "ms",
-        value: bare.flood.healthP99,
+        value: f.healthP99,
         baseline: bare.idleP99,
         baselineName: "/health p99 idle, bare refusing server",
-        note: `what the machine allows: statuses ${JSON.stringify(bare.flood.statuses)}; CPU: server ${bare.flood.serverCores.toFixed(2)} cores, rest ${bare.flood.otherCores.toFixed(2)}`,
-        details: bare.flood,
+        note: `what the machine allows: statuses ${JSON.stringify(f.statuses)}, ${(f.sent / f.seconds).toFixed(1)} req/s; CPU: server ${f.serverCores.toFixed(2)} cores, rest ${f.otherCores.toFixed(2)}`,
+        details: f,
         digits: 2,
-      },
+      })),
     ];
     const notes = [
       `Hearth: bun src/main.ts; ${SENDERS} concurrent senders per flood (one child process) for ${PHASE_MS / 1000} s, each body ${FIELDS.toLocaleString("en-US")} fields (${(anon.bodyBytes / 2 ** 20).toFixed(1)} MB) to POST /api/assistant/chat`,
