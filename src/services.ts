@@ -52,6 +52,8 @@ export interface ServiceOptions {
 
 const EXPIRY_SWEEP_MS = 60_000;
 const MODEL_RETRY_MS = 60_000;
+/** How long /health waits for the model server's status before it says "loading" (the probe goes on). */
+const HEALTH_PROBE_WAIT_MS = 250;
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
@@ -199,8 +201,12 @@ export async function createServices({ config, storage, clock = systemClock, log
   health.set("embedder", () => embedder.health());
   health.set("transcriber", () => transcriber.health());
   health.set("llm", async () => {
-    const s = await llm.status();
-    return s.state === "ok" ? { status: "ok", detail: `${s.model} via ${llm.provider === "ollama" ? "Ollama" : "an OpenAI-compatible server"} at ${llm.url} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
+    const server = `${llm.provider === "ollama" ? "Ollama" : "an OpenAI-compatible server"} at ${llm.url}`;
+    // /health answers at once: a model server that is slow to answer (the first probe, or one that
+    // hangs) shows as loading while the probe goes on; its answer is cached for the next call.
+    const s = await Promise.race([llm.status(), Bun.sleep(HEALTH_PROBE_WAIT_MS).then(() => undefined)]);
+    if (!s) return { status: "loading", detail: `asking ${server}` };
+    return s.state === "ok" ? { status: "ok", detail: `${s.model} via ${server} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
   });
 
   let sweeper: ReturnType<typeof setInterval> | undefined;

@@ -66,6 +66,33 @@ describe("/health", () => {
   });
 });
 
+describe("/health and a model server that hangs", () => {
+  test("answers at once (loading) instead of waiting out the probe, and concurrent calls share one probe", async () => {
+    // Accepts connections and never answers, like an Ollama stuck loading a model.
+    let connections = 0;
+    const hung = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => void connections++, data: () => undefined } });
+    try {
+      h = await createHarness({ HEARTH_OLLAMA_URL: `http://127.0.0.1:${hung.port}` });
+      const owner = await h.login();
+      const t0 = performance.now();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h!.call("GET", "/health", { token: owner })));
+      const took = performance.now() - t0;
+      for (const r of answers) {
+        expect(r.status).toBe(200);
+        expect(r.body.checks.llm).toEqual({ status: "loading", detail: `asking Ollama at http://127.0.0.1:${hung.port}` });
+      }
+      expect(took).toBeLessThan(1_500); // the probe itself gives up only after 2 s
+      expect(connections).toBe(1);
+      // Once the probe gave up, its answer is what /health says, and no caller waits for it.
+      await Bun.sleep(2_300);
+      const after = await h.call("GET", "/health", { token: owner });
+      expect(after.body.checks.llm).toMatchObject({ status: "unavailable", reason: expect.stringContaining("did not answer in time") });
+    } finally {
+      hung.stop(true);
+    }
+  }, 15_000);
+});
+
 describe("file modes", () => {
   test("database, WAL and shm are 0600 after start; a backup is 0600 in a 0700 folder", async () => {
     h = await createHarness();

@@ -57,18 +57,40 @@ export const STATUS_TTL_MS = 5_000;
 /** A probe of a server that does not answer gives up after this. */
 export const PROBE_TIMEOUT_MS = 2_000;
 
-/** A status cache shared by the providers: one probe per model per STATUS_TTL_MS. */
+/**
+ * A status cache shared by the providers: at most one probe per model at a time, and none while
+ * the last answer is younger than STATUS_TTL_MS. An older answer is still given at once while a
+ * probe refreshes it, so a server that hangs costs its PROBE_TIMEOUT_MS only to the first caller,
+ * not to every /health or chat every few seconds.
+ */
 export function statusCache(clock: Clock, probe: (model: string) => Promise<LlmStatus>) {
   const cache = new Map<string, { at: number; status: LlmStatus }>();
+  const probing = new Map<string, Promise<LlmStatus>>();
+  const refresh = (model: string): Promise<LlmStatus> => {
+    let running = probing.get(model);
+    if (!running) {
+      running = probe(model)
+        .then((status) => {
+          // A forget() while probing wins: this answer may predate what made the caller forget.
+          if (probing.get(model) === running) cache.set(model, { at: clock.now(), status });
+          return status;
+        })
+        .finally(() => probing.get(model) === running && probing.delete(model));
+      probing.set(model, running);
+    }
+    return running;
+  };
   return {
-    async get(model: string): Promise<LlmStatus> {
+    get(model: string): Promise<LlmStatus> {
       const hit = cache.get(model);
-      if (hit && clock.now() - hit.at < STATUS_TTL_MS) return hit.status;
-      const fresh = await probe(model);
-      cache.set(model, { at: clock.now(), status: fresh });
-      return fresh;
+      if (!hit) return refresh(model);
+      if (clock.now() - hit.at >= STATUS_TTL_MS) void refresh(model).catch(() => undefined);
+      return Promise.resolve(hit.status);
     },
-    forget: (model: string) => void cache.delete(model),
+    forget(model: string) {
+      cache.delete(model);
+      probing.delete(model);
+    },
   };
 }
 
