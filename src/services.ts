@@ -22,6 +22,7 @@ import { createVectorStore } from "./features/knowledge/vector-store";
 import { createKeywordStore } from "./features/knowledge/keyword-store";
 import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
+import { createContentStore } from "./features/knowledge/content";
 import { modelPresence, modelSpec } from "./platform/ml/models";
 import { createChatService } from "./features/assistant/service";
 import { createLlm } from "./platform/llm/create";
@@ -79,13 +80,14 @@ export async function createServices({ config, storage, clock = systemClock, log
     maxTokens: embeddingSpec?.maxTokens ?? 256,
   });
   const vectors = createVectorStore(storage.sqlite, { memoryBudget: config.vectorMemoryMb * 2 ** 20 });
-  const ingestion = createIngestion({ db, clock, log, embedder, vectors, maxChunks: config.maxChunksPerFile });
+  const content = createContentStore(db);
+  const ingestion = createIngestion({ db, clock, log, embedder, vectors, content, maxChunks: config.maxChunksPerFile });
   // Two files at once, one per workspace: a workspace's backlog runs one file at a time as before,
   // and another workspace's upload takes the second slot instead of waiting for that file to end.
   const fairIngestion = { concurrency: 2, perGroup: 1, onFailed: ingestion.failed };
   jobs.register(INGEST_JOB, ingestion.ingest, fairIngestion);
   jobs.register(EMBED_JOB, ingestion.ingest, fairIngestion);
-  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, sync, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
+  const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, content, sync, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });
@@ -255,6 +257,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
     start() {
       stopped = false;
+      // Before any upload can start: pieces of uploads a crash cut off before their file row.
+      const orphans = content.sweep();
+      if (orphans > 0) log.info("knowledge: removed pieces of uploads cut off by a crash", { pieces: orphans });
       jobs.start();
       workflow.start();
       tokens.sweepExpired();

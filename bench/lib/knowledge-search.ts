@@ -43,7 +43,7 @@ export function syntheticFile(storage: Storage, kb: { id: string; productId: str
   const now = new Date();
   storage.db
     .insert(knowledgeFiles)
-    .values({ id, knowledgeBaseId: kb.id, productId: kb.productId, name: "synthetic-chunks.txt", format: "txt", mimeType: "text/plain", size: 0, sha256: id, status: "ready", progress: 1, chunkCount: 0, embeddingModel: "synthetic", embeddedAt: now, createdAt: now, updatedAt: now })
+    .values({ id, knowledgeBaseId: kb.id, productId: kb.productId, name: "synthetic-chunks.txt", format: "txt", mimeType: "text/plain", size: 0, sha256: id, contentId: id, status: "ready", progress: 1, chunkCount: 0, embeddingModel: "synthetic", embeddedAt: now, createdAt: now, updatedAt: now })
     .run();
   return id;
 }

@@ -95,7 +95,7 @@ export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
       ({ principal, params }) => {
         const { file, content } = knowledge.download(principal, params.id);
         return new Response(content, {
-          headers: { "content-type": file.mimeType, "content-length": String(content.byteLength), "content-disposition": disposition(file.name), "x-content-sha256": file.sha256 },
+          headers: { "content-type": file.mimeType, "content-length": String(file.size), "content-disposition": disposition(file.name), "x-content-sha256": file.sha256 },
         });
       },
       { auth: "any", params: IdParams, detail: { summary: "Download the exact bytes uploaded", responses: { 200: { description: "The file" } } } },

@@ -9,11 +9,13 @@ import type { Principal } from "../../platform/auth/principal";
 import { relaxed } from "../../platform/db/durability";
 import type { JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
-import { knowledgeBases, knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "./table";
+import { knowledgeBases, knowledgeChunks, knowledgeFiles } from "./table";
+import type { ContentStore } from "./content";
 import { detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
 
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
-export type KnowledgeFileRow = typeof knowledgeFiles.$inferSelect;
+/** A file's record; where its bytes are kept (content_id) stays inside this service and ingestion. */
+export type KnowledgeFileRow = Omit<typeof knowledgeFiles.$inferSelect, "contentId">;
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
 export const INGEST_JOB = "knowledge.ingest";
@@ -30,6 +32,8 @@ interface Deps {
   clock: Clock;
   workspaces: WorkspacesService;
   jobs: JobQueue;
+  /** Where files' bytes are kept (content.ts). */
+  content: ContentStore;
   embedding: EmbeddingIdentity;
   /** Makes commits so far durable off the event loop (platform/db/durability.ts); without it uploads are full commits. */
   sync?: () => Promise<void>;
@@ -38,7 +42,7 @@ interface Deps {
 const unsupported = (name: string) =>
   new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
 
-export function createKnowledgeService({ db, clock, workspaces, jobs, embedding, sync }: Deps) {
+export function createKnowledgeService({ db, clock, workspaces, jobs, content, embedding, sync }: Deps) {
   const now = () => new Date(clock.now());
   /**
    * An acknowledged write (an upload and its job): durable before the caller answers. The fsync runs
@@ -48,6 +52,22 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
     if (!sync) return write();
     relaxed(db, write);
     await sync();
+  };
+
+  const contentIdOf = (file: KnowledgeFileRow): string => {
+    const row = db.select({ contentId: knowledgeFiles.contentId }).from(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).get();
+    if (!row) throw notFound("File");
+    return row.contentId;
+  };
+
+  /** Runs the commit that names freshly written content; if it fails, the content is removed. */
+  const withContent = async (contentId: string, commit: () => Promise<void>) => {
+    try {
+      await commit();
+    } catch (e) {
+      content.discard(contentId);
+      throw e;
+    }
   };
 
   const ensureDefault = (productId: string): KnowledgeBaseRow => {
@@ -237,13 +257,25 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
         createdAt: now(),
         updatedAt: now(),
       };
-      await commitDurably(() =>
-        db.transaction((tx) => {
-          tx.insert(knowledgeFiles).values(row).run();
-          tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
-          jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
-        }),
+      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
+      // from another upload, or the knowledge base may have been deleted: checked again below.
+      const contentId = await content.write(input.bytes);
+      let landed: KnowledgeFileRow | undefined;
+      await withContent(contentId, () =>
+        commitDurably(() =>
+          db.transaction((tx) => {
+            if (!tx.select({ id: knowledgeBases.id }).from(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).get()) throw notFound("Knowledge base");
+            landed = tx.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, kb.id), eq(knowledgeFiles.sha256, digest))).get();
+            if (landed) return;
+            tx.insert(knowledgeFiles).values({ ...row, contentId }).run();
+            jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
+          }),
+        ),
       );
+      if (landed) {
+        content.discard(contentId);
+        return { file: landed, duplicate: true };
+      }
       jobs.wake();
       return { file: row, duplicate: false };
     },
@@ -279,13 +311,24 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
         embeddedAt: null,
         updatedAt: now(),
       };
-      await commitDurably(() =>
-        db.transaction((tx) => {
-          tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
-          tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
-          tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
-          jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
-        }),
+      const contentId = await content.write(bytes);
+      await withContent(contentId, () =>
+        commitDurably(() =>
+          db.transaction((tx) => {
+            // Checked again after the bytes went in (several event-loop turns).
+            if (!tx.select({ id: knowledgeFiles.id }).from(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).get()) throw notFound("File");
+            const landed = tx
+              .select({ id: knowledgeFiles.id })
+              .from(knowledgeFiles)
+              .where(and(eq(knowledgeFiles.knowledgeBaseId, file.knowledgeBaseId), eq(knowledgeFiles.sha256, digest)))
+              .get();
+            if (landed && landed.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${landed.id}`);
+            tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
+            // The old pieces go with the old content id (trigger knowledge_files_content_replaced).
+            tx.update(knowledgeFiles).set({ ...next, contentId }).where(eq(knowledgeFiles.id, file.id)).run();
+            jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
+          }),
+        ),
       );
       jobs.wake();
       return { ...file, ...next };
@@ -299,11 +342,18 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       return { kb, rows, total };
     },
 
-    download(principal: Principal, id: string): { file: KnowledgeFileRow; content: Buffer } {
+    /** The file's record and its exact bytes, streamed a piece at a time. */
+    download(principal: Principal, id: string): { file: KnowledgeFileRow; content: ReadableStream<Uint8Array> } {
       const file = requireFile(principal, id);
-      const blob = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, file.id)).get();
-      if (!blob) throw notFound("File content");
-      return { file, content: blob.content };
+      return { file, content: content.stream(contentIdOf(file)) };
+    },
+
+    /** The file's exact bytes, in memory (a workflow step that needs all of them at once). */
+    async bytes(principal: Principal, id: string): Promise<Uint8Array> {
+      const file = requireFile(principal, id);
+      const bytes = await content.read(contentIdOf(file), file.size);
+      if (!bytes) throw notFound("File content");
+      return bytes;
     },
 
     /** Ready files in scope: one file, or every file of a knowledge base. */

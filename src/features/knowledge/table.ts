@@ -1,7 +1,7 @@
-// Knowledge bases, their files (bytes kept in the database), and the chunks made from them.
+// Knowledge bases, their files (bytes kept in the database, in pieces), and the chunks made from them.
 // The keyword index (FTS5) and the vectors (sqlite-vec) are virtual tables created by a custom
 // migration and owned by vector-store.ts / keyword-store.ts.
-import { blob, index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "../accounts/table";
 import { products } from "../workspaces/table";
 
@@ -40,6 +40,8 @@ export const knowledgeFiles = sqliteTable(
     mimeType: text("mime_type").notNull(),
     size: integer("size").notNull(),
     sha256: text("sha256").notNull(),
+    // The pieces of its bytes (knowledgeContentPieces); a new upload of the file gets a new id.
+    contentId: text("content_id").notNull(),
     status: text("status", { enum: ["queued", "processing", "ready", "failed"] }).notNull(),
     progress: real("progress").notNull().default(0),
     error: text("error"),
@@ -54,16 +56,30 @@ export const knowledgeFiles = sqliteTable(
     createdAt: integer("created_at", { mode: "timestamp_ms" }).notNull(),
     updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [uniqueIndex("knowledge_files_sha_idx").on(t.knowledgeBaseId, t.sha256), index("knowledge_files_product_idx").on(t.productId)],
+  (t) => [
+    uniqueIndex("knowledge_files_sha_idx").on(t.knowledgeBaseId, t.sha256),
+    index("knowledge_files_product_idx").on(t.productId),
+    index("knowledge_files_content_idx").on(t.contentId),
+  ],
 );
 
-/** The uploaded bytes, apart from the file row so that listings never read them. */
-export const knowledgeFileBlobs = sqliteTable("knowledge_file_blobs", {
-  fileId: text("file_id")
-    .primaryKey()
-    .references(() => knowledgeFiles.id, { onDelete: "cascade" }),
-  content: blob("content", { mode: "buffer" }).notNull(),
-});
+/**
+ * The uploaded bytes, apart from the file row so that listings never read them, in pieces written
+ * one per event-loop turn (content.ts): a 50 MB upload never holds the loop for one long insert.
+ * Pieces are written before the row that names them, so no foreign key; triggers (migration 0014)
+ * delete a file's pieces with the file or when it names new ones, and a start removes pieces that
+ * no file names (an upload cut off by a crash).
+ */
+export const knowledgeContentPieces = sqliteTable(
+  "knowledge_content_pieces",
+  {
+    contentId: text("content_id").notNull(),
+    seq: integer("seq").notNull(),
+    bytes: blob("bytes", { mode: "buffer" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.contentId, t.seq] })],
+);
+
 
 export const knowledgeChunks = sqliteTable(
   "knowledge_chunks",

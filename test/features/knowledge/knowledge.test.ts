@@ -190,7 +190,7 @@ describe("files", () => {
     expect(chunkRows("knowledge_chunks")).toBeLessThan(before.chunks);
     expect(h.services.vectors.count(384)).toBeLessThan(before.vectors);
     const orphans = h.services.storage.sqlite
-      .query("SELECT (SELECT count(*) FROM knowledge_chunks WHERE file_id NOT IN (SELECT id FROM knowledge_files)) AS c, (SELECT count(*) FROM knowledge_file_blobs WHERE file_id NOT IN (SELECT id FROM knowledge_files)) AS b, (SELECT count(*) FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)) AS v")
+      .query("SELECT (SELECT count(*) FROM knowledge_chunks WHERE file_id NOT IN (SELECT id FROM knowledge_files)) AS c, (SELECT count(*) FROM knowledge_content_pieces WHERE content_id NOT IN (SELECT content_id FROM knowledge_files)) AS b, (SELECT count(*) FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)) AS v")
       .get();
     expect(orphans).toEqual({ c: 0, b: 0, v: 0 });
     expect(chunkRows("knowledge_chunks_fts")).toBe(chunkRows("knowledge_chunks"));

@@ -13,7 +13,8 @@ import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue
 import { relaxed } from "../../../platform/db/durability";
 import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
-import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
+import { knowledgeChunks, knowledgeFiles } from "../table";
+import type { ContentStore } from "../content";
 import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
@@ -40,12 +41,14 @@ interface Deps {
   log: Logger;
   embedder: KnowledgeEmbedder;
   vectors: VectorStore;
+  /** Where files' bytes are kept (content.ts). */
+  content: ContentStore;
   limits?: IsolationLimits;
   /** Chunks one file may become (HEARTH_MAX_CHUNKS_PER_FILE): checked before anything is stored or embedded. */
   maxChunks?: number;
 }
 
-export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
+export function createIngestion({ db, clock, log, embedder, vectors, content, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
   const updateFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
     db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
@@ -83,13 +86,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
       const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
       if (!file) return; // deleted while queued
-      const blob = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, fileId)).get();
-      if (!blob) throw new PermanentJobError("the file's bytes are missing");
+      const bytes = await content.read(file.contentId, file.size);
+      if (!bytes) throw new PermanentJobError("the file's bytes are missing");
       setFile(fileId, { status: "processing", progress: 0.02, error: null });
 
       let sections;
       try {
-        sections = await parseIsolated(file.format, new Uint8Array(blob.content), limits, ctx.signal);
+        sections = await parseIsolated(file.format, bytes, limits, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;

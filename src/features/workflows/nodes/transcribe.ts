@@ -27,7 +27,7 @@ export function transcribeNode(deps: { transcribe: TranscribeBytes; knowledge: K
     check: (c) => ((c.file_id === undefined) === (c.url === undefined) ? "set file_id or url (one of them)" : undefined),
     async run(c, ctx) {
       let bytes: Uint8Array;
-      if (c.file_id) bytes = deps.knowledge.download(workspacePrincipal(ctx), c.file_id).content;
+      if (c.file_id) bytes = await deps.knowledge.bytes(workspacePrincipal(ctx), c.file_id);
       else {
         // Audio is binary: fetched through the same address rule, read as bytes.
         const res = await safeFetch(c.url!, { signal: ctx.signal, allow: deps.allow, maxBytes: MAX_AUDIO_BYTES });

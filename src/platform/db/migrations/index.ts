@@ -14,6 +14,8 @@ import m10 from "./0010_jobs_group_key.sql" with { type: "text" };
 import m11 from "./0011_knowledge_chunking_version.sql" with { type: "text" };
 import m12 from "./0012_integrations.sql" with { type: "text" };
 import m13 from "./0013_communicator_events.sql" with { type: "text" };
+import m14 from "./0014_knowledge_content_pieces.sql" with { type: "text" };
+import m15 from "./0015_drop_knowledge_file_blobs.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -31,4 +33,6 @@ export const migrationSql: Record<string, string> = {
   "0011_knowledge_chunking_version": m11,
   "0012_integrations": m12,
   "0013_communicator_events": m13,
+  "0014_knowledge_content_pieces": m14,
+  "0015_drop_knowledge_file_blobs": m15,
 };

@@ -1,0 +1,1 @@
+DROP TABLE `knowledge_file_blobs`;
