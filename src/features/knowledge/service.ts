@@ -60,6 +60,10 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     return row.contentId;
   };
 
+  /** The file of a knowledge base that has these bytes (by SHA-256), on the connection or in a transaction. */
+  const fileWithBytes = (q: Pick<Db, "select">, knowledgeBaseId: string, digest: string): KnowledgeFileRow | undefined =>
+    q.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, knowledgeBaseId), eq(knowledgeFiles.sha256, digest))).get();
+
   /** Runs the commit that names freshly written content; if it fails, the content is removed. */
   const withContent = async (contentId: string, commit: () => Promise<void>) => {
     try {
@@ -235,7 +239,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
       const name = input.name.trim().slice(0, 255) || "upload";
       const format = checkUpload(name, input.bytes);
       const digest = sha256(input.bytes);
-      const existing = db.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, kb.id), eq(knowledgeFiles.sha256, digest))).get();
+      const existing = fileWithBytes(db, kb.id, digest);
       if (existing) return { file: existing, duplicate: true };
       const row: KnowledgeFileRow = {
         id: crypto.randomUUID(),
@@ -265,7 +269,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         commitDurably(() =>
           db.transaction((tx) => {
             if (!tx.select({ id: knowledgeBases.id }).from(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).get()) throw notFound("Knowledge base");
-            landed = tx.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, kb.id), eq(knowledgeFiles.sha256, digest))).get();
+            landed = fileWithBytes(tx, kb.id, digest);
             if (landed) return;
             tx.insert(knowledgeFiles).values({ ...row, contentId }).run();
             jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
@@ -291,12 +295,11 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
       const bytes = input.bytes;
       const format = checkUpload(name, bytes);
       const digest = sha256(bytes);
-      const clash = db
-        .select({ id: knowledgeFiles.id })
-        .from(knowledgeFiles)
-        .where(and(eq(knowledgeFiles.knowledgeBaseId, file.knowledgeBaseId), eq(knowledgeFiles.sha256, digest)))
-        .get();
-      if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
+      const refuseClash = (q: Pick<Db, "select">) => {
+        const clash = fileWithBytes(q, file.knowledgeBaseId, digest);
+        if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
+      };
+      refuseClash(db);
       const next = {
         name,
         format,
@@ -317,12 +320,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
           db.transaction((tx) => {
             // Checked again after the bytes went in (several event-loop turns).
             if (!tx.select({ id: knowledgeFiles.id }).from(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).get()) throw notFound("File");
-            const landed = tx
-              .select({ id: knowledgeFiles.id })
-              .from(knowledgeFiles)
-              .where(and(eq(knowledgeFiles.knowledgeBaseId, file.knowledgeBaseId), eq(knowledgeFiles.sha256, digest)))
-              .get();
-            if (landed && landed.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${landed.id}`);
+            refuseClash(tx);
             tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
             // The old pieces go with the old content id (trigger knowledge_files_content_replaced).
             tx.update(knowledgeFiles).set({ ...next, contentId }).where(eq(knowledgeFiles.id, file.id)).run();
