@@ -7,6 +7,11 @@ import { serveWorker } from "../../platform/ml/worker-client";
 import type { AudioSource } from "./audio";
 import { decodeBlocks } from "./decode";
 import { windowStream, type Window } from "./windows";
+import { lowerThreadPriority } from "../../platform/priority";
+
+// Below the HTTP thread (platform/priority.ts), before ONNX Runtime starts its pool threads and
+// before any ffmpeg child, which inherit it: a long transcription leaves requests their time slices.
+lowerThreadPriority();
 
 let options: TranscriberOptions | undefined;
 let loading: Promise<LoadedTranscriber> | undefined;

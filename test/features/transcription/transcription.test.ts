@@ -1,7 +1,7 @@
 // Transcription end to end with the real whisper-tiny model: every response format, the official
 // OpenAI client, long audio in windows, generated edge cases, the queue, and bad uploads.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -41,11 +41,25 @@ const toRate = (x: Float32Array, rate: number) =>
     return x[j]! + ((x[Math.min(j + 1, x.length - 1)]! - x[j]!) * (at - j));
   });
 
+/** Threads of this process at nice `value` (field 19 of /proc/self/task/<tid>/stat). */
+const threadsAtNice = (value: number): Set<string> =>
+  new Set(
+    readdirSync("/proc/self/task").filter((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]) === value;
+    }),
+  );
+
 describe("response formats", () => {
-  test("json (default), text, srt, vtt and verbose_json", async () => {
+  test("json (default), text, srt, vtt and verbose_json; Whisper's threads run below the HTTP thread", async () => {
     const wav = await fixture("callback.wav");
+    const niceBefore = threadsAtNice(10);
     const json = await transcribe(wav);
     expect(json.status).toBe(200);
+    // The worker and ONNX Runtime's pool threads it started are at nice 10; this thread is not.
+    const started = [...threadsAtNice(10)].filter((tid) => !niceBefore.has(tid));
+    expect(started.length).toBeGreaterThanOrEqual(2);
+    expect(threadsAtNice(0).has(String(process.pid))).toBe(true);
     expect(json.body.text.toLowerCase()).toContain("call me back");
 
     const text = await transcribe(wav, { response_format: "text", language: "en" });

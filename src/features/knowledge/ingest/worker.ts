@@ -1,9 +1,9 @@
 // The knowledge inference worker: chunks parsed sections with the embedding model's own
 // tokenizer and embeds text, off the HTTP event loop. Without the model it still chunks (with a
 // conservative estimate of tokens), so files get keyword-indexed while embedding waits.
-import { dlopen, FFIType } from "bun:ffi";
 import { loadEmbedder, type EmbedderOptions, type LoadedEmbedder } from "../../../platform/ml/transformers";
 import { serveWorker } from "../../../platform/ml/worker-client";
+import { lowerThreadPriority } from "../../../platform/priority";
 import { chunkSections } from "./chunk";
 import { chunkContext, embeddingText } from "./context";
 import type { Section } from "./parse";
@@ -14,25 +14,8 @@ const OVERLAP_TOKENS = 32;
 /** Estimate when no tokenizer is loaded: word pieces rarely average fewer than 3 characters. */
 const estimateTokens = (text: string) => Math.ceil(text.length / 3);
 
-/**
- * Inference runs at a lower priority (nice 10) than the HTTP thread: on Linux the nice value is per
- * thread, and ONNX Runtime's pool threads, created later by this thread, inherit it. Embedding
- * still gets every idle core, but a request no longer waits behind it for a time slice.
- */
-function lowerPriority(nice = 10) {
-  if (process.platform !== "linux") return;
-  try {
-    const libc = dlopen("libc.so.6", {
-      gettid: { args: [], returns: FFIType.i32 },
-      setpriority: { args: [FFIType.i32, FFIType.u32, FFIType.i32], returns: FFIType.i32 },
-    });
-    libc.symbols.setpriority(0 /* PRIO_PROCESS */, libc.symbols.gettid(), nice);
-    libc.close();
-  } catch {
-    // Not glibc: inference keeps the normal priority.
-  }
-}
-lowerPriority();
+// Below the HTTP thread (platform/priority.ts), before ONNX Runtime starts its pool threads.
+lowerThreadPriority();
 
 let loading: Promise<LoadedEmbedder> | undefined;
 let state: { state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number; maxTokens?: number } = { state: "loading" };
