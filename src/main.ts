@@ -20,6 +20,15 @@ Options of serve and backup (each also an environment variable; options win):
 ${SETTINGS.map((s) => `  ${`${s.flag} <value>`.padEnd(28)}${s.env.padEnd(26)}${s.help}${s.default ? ` (default ${s.default})` : ""}`).join("\n")}
 `;
 
+/**
+ * The binary starts with JavaScriptCore's tier-up thresholds raised (build.ts `jitPolicy`), so code
+ * that runs once at start stays in the interpreter instead of being compiled and kept; from here
+ * on the normal policy applies. A no-op when run from source.
+ */
+function startupDone() {
+  Bun.unsafe.setJITPolicy(1);
+}
+
 function fail(message: string): never {
   process.stderr.write(`hearth: ${message}\n`);
   process.exit(2);
@@ -61,6 +70,7 @@ async function serve(config: Config) {
   const server = app.server!;
   log.info("hearth listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir, version: VERSION });
   process.stdout.write(`Hearth ${VERSION} listening on http://${server.hostname}:${server.port} (docs at /docs)\n`);
+  startupDone();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -98,7 +108,10 @@ async function main(argv: string[]) {
   const positional = command === "backup" ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
   const options = command === "backup" ? rest.filter((a) => !positional.includes(a)) : rest;
   // Internal: the isolated document parser that ingestion runs as a child process.
-  if (command === "__parse") return (await import("./features/knowledge/ingest/isolate")).runParseChild(rest[0] ?? "");
+  if (command === "__parse") {
+    startupDone();
+    return (await import("./features/knowledge/ingest/isolate")).runParseChild(rest[0] ?? "");
+  }
   if (command.startsWith("--")) return serve(loadConfig(process.env, argv));
   if (command === "serve") return serve(loadConfig(process.env, options));
   if (command === "backup") return backup(loadConfig(process.env, options), positional[0]);
