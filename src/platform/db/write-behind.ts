@@ -4,7 +4,7 @@
 // than the rest of a request; at a checkpoint it costs milliseconds. So a row is first appended to
 // a journal file with one write() — in the OS page cache when it returns, so a kill -9 of Hearth
 // loses nothing acknowledged (the same promise as the NORMAL-synchronous connection it replaces;
-// a power cut may lose the last rows) — and folded into the database in batches, a few ms later
+// a power cut may lose the last rows) — and folded into the database in batches, ~50 ms later
 // or before anyone reads them. The batch's last sequence number is committed with its rows, so a
 // crash between the commit and the journal's truncation never folds a row twice. At start, rows
 // the database has not seen are folded from the file.
@@ -67,8 +67,11 @@ const WAIT_MS = 10_000;
 const JOURNAL_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
-  const delayMs = o.delayMs ?? 5;
-  const maxPending = o.maxPending ?? 128;
+  // Measured (sequential token GETs, 2 cores): batches every 5 ms gave a p99 of 585-773 µs, every
+  // 50 ms 322-428 µs: each commit has a fixed cost, and on two cores the folding thread's CPU is
+  // taken from the requests. Rows wait in the file, not in memory, so a longer delay costs nothing.
+  const delayMs = o.delayMs ?? 50;
+  const maxPending = o.maxPending ?? 2048;
   privateFile(o.path);
   // Appends go to the end (O_APPEND); folds read ranges of whole lines back by offset.
   const fd = openSync(o.path, "a+", 0o600);
