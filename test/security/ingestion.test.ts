@@ -120,6 +120,12 @@ describe("the parser child", () => {
       if (result.status === "rejected") expect(String(result.reason.message)).not.toMatch(/longer than/);
       expect(ms).toBeLessThan(2000);
     }
+    // The parser's own message quotes the whole tag: the child cuts it, so the reason survives.
+    const { result } = await quick("xml", openAngles("<"));
+    expect(result.status).toBe("rejected");
+    const reason = String((result as PromiseRejectedResult).reason.message);
+    expect(reason).toStartWith("not well-formed XML");
+    expect(reason.length).toBeLessThan(400);
   });
 
   test("a Markdown heading padded with 500 KB of spaces parses in well under the timeout", async () => {

@@ -121,6 +121,12 @@ export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limit
   }
 }
 
+/**
+ * Characters of a failure's reason the child writes: parser libraries quote the input (fast-xml-parser
+ * quoted all 500 KB of a tag of '<'s, so the server saw only "too many errors").
+ */
+const MAX_REASON_CHARS = 300;
+
 /** The child's side: bytes on stdin, sections as JSON on stdout; exit 3 with a reason on stderr. */
 export async function runParseChild(format: string): Promise<void> {
   const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
@@ -130,7 +136,7 @@ export async function runParseChild(format: string): Promise<void> {
     process.exit(0);
   } catch (e) {
     const message = e instanceof ParseError ? e.message : e instanceof RangeError ? "the file is nested too deeply to parse" : `the file could not be parsed: ${(e as Error).message}`;
-    process.stderr.write(message);
+    process.stderr.write(message.length > MAX_REASON_CHARS ? `${message.slice(0, MAX_REASON_CHARS)}…` : message);
     process.exit(3);
   }
 }
