@@ -41,8 +41,9 @@ const unsupported = (name: string) =>
 export function createKnowledgeService({ db, clock, workspaces, jobs, embedding, sync }: Deps) {
   const now = () => new Date(clock.now());
   /**
-   * An acknowledged write (an upload and its job): durable before the caller answers. The fsync runs
-   * on the I/O pool, so the event loop serves other requests meanwhile; they may see the rows first.
+   * An acknowledged write (an upload and its job, a deletion): durable before the caller answers. The
+   * fsync runs on the I/O pool, so the event loop serves other requests meanwhile; they may see the
+   * rows (or their absence) first.
    */
   const commitDurably = async (write: () => void) => {
     if (!sync) return write();
@@ -194,10 +195,10 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       return { ...kb, ...next };
     },
 
-    /** Deletes the knowledge base with all its files, chunks, keyword rows and vectors (one transaction). */
-    deleteBase(principal: Principal, id: string) {
+    /** Deletes the knowledge base with all its files, chunks, keyword rows and vectors (one transaction, durable when it resolves). */
+    async deleteBase(principal: Principal, id: string) {
       const kb = requireBase(principal, id);
-      db.delete(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).run();
+      await commitDurably(() => db.delete(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).run());
     },
 
     /**
@@ -335,10 +336,10 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       });
     },
 
-    /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction. */
-    deleteFile(principal: Principal, id: string) {
+    /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction, durable when it resolves. */
+    async deleteFile(principal: Principal, id: string) {
       const file = requireFile(principal, id);
-      db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).run();
+      await commitDurably(() => db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).run());
     },
   };
 }
