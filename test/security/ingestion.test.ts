@@ -100,11 +100,11 @@ describe("caps on parsed documents", () => {
   });
 
   test("the server reads at most the output cap from the parser child", async () => {
-    const big = enc("lorem ipsum dolor ".repeat(20_000)); // ~360 KB of parsed text
-    const r = parseIsolated("txt", big, { ...LIMITS, maxOutputBytes: 64 * 1024 });
+    const big = () => enc("lorem ipsum dolor ".repeat(20_000)); // ~360 KB of parsed text (parseIsolated takes the bytes)
+    const r = parseIsolated("txt", big(), { ...LIMITS, maxOutputBytes: 64 * 1024 });
     await expect(r).rejects.toBeInstanceOf(ParseError);
-    await expect(parseIsolated("txt", big, { ...LIMITS, maxOutputBytes: 64 * 1024 })).rejects.toThrow(/more than 0\.06 MB/);
-    expect((await parseIsolated("txt", big, LIMITS))[0]!.text.length).toBeGreaterThan(300_000);
+    await expect(parseIsolated("txt", big(), { ...LIMITS, maxOutputBytes: 64 * 1024 })).rejects.toThrow(/more than 0\.06 MB/);
+    expect((await parseIsolated("txt", big(), LIMITS))[0]!.text.length).toBeGreaterThan(300_000);
   });
 });
 

@@ -80,6 +80,17 @@ describe("hostile files", () => {
     expect(longestRunMs).toBeLessThan(15);
   });
 
+  test("a parse whose ingestion stops is killed at once; parses run side by side on the launcher thread", async () => {
+    const stop = new AbortController();
+    const slow = whileResponsive(() => parseIsolated("docx", slowDocx(), LIMITS, stop.signal));
+    const quick = await whileResponsive(() => parseIsolated("txt", new TextEncoder().encode("A note parsed while a slow one runs.")));
+    expect(quick.result).toMatchObject({ status: "fulfilled", value: [{ text: "A note parsed while a slow one runs." }] });
+    stop.abort();
+    const { result, ms } = await slow;
+    expectParseFailure(result, /ingestion was stopped/);
+    expect(ms).toBeLessThan(3000);
+  });
+
   test("a parser that runs too long is killed at the time limit", async () => {
     const { result, ms } = await whileResponsive(() => parseIsolated("docx", slowDocx(), { timeoutMs: 300, maxRssBytes: 8 * 1024 ** 3 }));
     expectParseFailure(result, /longer than/);

@@ -89,7 +89,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
 
       let sections;
       try {
-        sections = await parseIsolated(file.format, new Uint8Array(blob.content), limits, ctx.signal);
+        sections = await parseIsolated(file.format, blob.content, limits, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
