@@ -52,11 +52,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
   };
 
   const ensureDefault = (productId: string): KnowledgeBaseRow => {
-    const existing = db
-      .select()
-      .from(knowledgeBases)
-      .where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.isDefault, true)))
-      .get();
+    const existing = defaultBaseOf.get({ productId });
     if (existing) return existing;
     const row: KnowledgeBaseRow = {
       id: crypto.randomUUID(),
@@ -74,9 +70,15 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
     return db.select().from(knowledgeBases).where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.name, DEFAULT_KB))).get()!;
   };
 
-  // Prepared once: every search looks these up (building a drizzle query cost more than running it).
+  // Prepared once: every search, upload and file request looks these up (building a drizzle query
+  // cost more than running it: ~200 µs of the event loop each).
   const baseById = db.select().from(knowledgeBases).where(eq(knowledgeBases.id, sql.placeholder("id"))).prepare();
   const baseIdsOf = db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(eq(knowledgeBases.productId, sql.placeholder("productId"))).prepare();
+  const defaultBaseOf = db
+    .select()
+    .from(knowledgeBases)
+    .where(and(eq(knowledgeBases.productId, sql.placeholder("productId")), eq(knowledgeBases.isDefault, true)))
+    .prepare();
 
   /** The knowledge base if it belongs to a workspace the caller may use; otherwise "not found". */
   const requireBase = (principal: Principal, id: string): KnowledgeBaseRow => {
@@ -111,8 +113,15 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
     updatedAt: knowledgeFiles.updatedAt,
   };
 
+  const fileById = db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  const fileBySha = db
+    .select(fileColumns)
+    .from(knowledgeFiles)
+    .where(and(eq(knowledgeFiles.knowledgeBaseId, sql.placeholder("kb")), eq(knowledgeFiles.sha256, sql.placeholder("sha"))))
+    .prepare();
+
   const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
-    const file = db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.id, id.toLowerCase())).get();
+    const file = fileById.get({ id: id.toLowerCase() });
     if (!file) throw notFound("File");
     try {
       workspaces.requireVisible(principal, file.productId);
@@ -216,7 +225,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       const name = input.name.trim().slice(0, 255) || "upload";
       const format = checkUpload(name, input.bytes);
       const digest = sha256(input.bytes);
-      const existing = db.select(fileColumns).from(knowledgeFiles).where(and(eq(knowledgeFiles.knowledgeBaseId, kb.id), eq(knowledgeFiles.sha256, digest))).get();
+      const existing = fileBySha.get({ kb: kb.id, sha: digest });
       if (existing) return { file: existing, duplicate: true };
       const row: KnowledgeFileRow = {
         id: crypto.randomUUID(),
@@ -260,11 +269,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       const bytes = input.bytes;
       const format = checkUpload(name, bytes);
       const digest = sha256(bytes);
-      const clash = db
-        .select({ id: knowledgeFiles.id })
-        .from(knowledgeFiles)
-        .where(and(eq(knowledgeFiles.knowledgeBaseId, file.knowledgeBaseId), eq(knowledgeFiles.sha256, digest)))
-        .get();
+      const clash = fileBySha.get({ kb: file.knowledgeBaseId, sha: digest });
       if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
       const next = {
         name,

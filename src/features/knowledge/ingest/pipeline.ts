@@ -5,7 +5,7 @@
 // was there were sized by an estimate. Its commits skip the fsync (platform/db/relaxed.ts): all of
 // it is redone if lost, and the job's end, a full commit, makes it durable; the file is `ready` only
 // in the last of them, after every chunk and vector.
-import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
@@ -17,6 +17,7 @@ import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
 import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
+import { fileUpdates, type FilePatch } from "./file-updates";
 
 /**
  * Chunks embedded per round (vectors and progress written after each). The embedder sends them to
@@ -47,10 +48,12 @@ interface Deps {
 
 export function createIngestion({ db, clock, log, embedder, vectors, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
-  const updateFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
-    db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
+  const writeFile = fileUpdates(db);
+  const updateFile = (id: string, patch: FilePatch) => writeFile(id, { ...patch, updatedAt: now() });
   /** A step of the job: redone if lost, so no fsync. */
-  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) => relaxed(db, () => updateFile(id, patch));
+  const setFile = (id: string, patch: FilePatch) => relaxed(db, () => updateFile(id, patch));
+  const fileById = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  const blobOf = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, sql.placeholder("id"))).prepare();
 
   /**
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
@@ -81,9 +84,9 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
   return {
     /** The `knowledge.ingest` job. */
     async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
-      const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+      const file = fileById.get({ id: fileId });
       if (!file) return; // deleted while queued
-      const blob = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, fileId)).get();
+      const blob = blobOf.get({ id: fileId });
       if (!blob) throw new PermanentJobError("the file's bytes are missing");
       setFile(fileId, { status: "processing", progress: 0.02, error: null });
 
