@@ -35,6 +35,9 @@ interface Deps {
   sync?: () => Promise<void>;
 }
 
+/** The upload's bytes as the Buffer the blob column takes: a view, not a copy (a copy of 50 MB held the event loop ~10-40 ms). */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
 const unsupported = (name: string) =>
   new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
 
@@ -254,7 +257,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
       await commitDurably(() =>
         db.transaction((tx) => {
           tx.insert(knowledgeFiles).values(row).run();
-          tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: Buffer.from(input.bytes) }).run();
+          tx.insert(knowledgeFileBlobs).values({ fileId: row.id, content: asBuffer(input.bytes) }).run();
           jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
         }),
       );
@@ -293,7 +296,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, embedding,
         db.transaction((tx) => {
           tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
           tx.update(knowledgeFiles).set(next).where(eq(knowledgeFiles.id, file.id)).run();
-          tx.update(knowledgeFileBlobs).set({ content: Buffer.from(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
+          tx.update(knowledgeFileBlobs).set({ content: asBuffer(bytes) }).where(eq(knowledgeFileBlobs.fileId, file.id)).run();
           jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
         }),
       );
