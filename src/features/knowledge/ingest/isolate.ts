@@ -18,7 +18,9 @@ export const MAX_OUTPUT_BYTES = 2 * PARSE_CAPS.maxTextBytes;
 
 export const DEFAULT_LIMITS: IsolationLimits = { timeoutMs: 120_000, maxRssBytes: 1536 * 1024 * 1024, maxOutputBytes: MAX_OUTPUT_BYTES };
 
-export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; bytes: Uint8Array; limits: IsolationLimits } | { op: "abort"; id: number };
+/** A file to parse: its bytes, or where the launcher reads them (a stored upload). */
+export type ParseSource = { bytes: Uint8Array } | { dbPath: string; fileId: string };
+export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; source: ParseSource; limits: IsolationLimits } | { op: "abort"; id: number };
 export type LaunchReply = { id: number; ok: true; out: string } | { id: number; ok: false; parseError: boolean; message: string };
 
 let launcher: Worker | undefined;
@@ -59,7 +61,17 @@ function launcherThread(): Worker {
  * none. `bytes` is moved to the launcher thread when it is a whole buffer of its own (it is empty
  * afterwards): copying a 50 MB upload held the event loop 30-200 ms. Pass a copy to keep it.
  */
-export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return launch(format, { bytes }, whole ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
+}
+
+/** The same for a stored upload: the launcher reads its bytes from the database, the event loop never holds them. */
+export function parseStoredFile(format: FileFormat, stored: { dbPath: string; fileId: string }, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+  return launch(format, stored, [], limits, signal);
+}
+
+async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBuffer[], limits: IsolationLimits, signal?: AbortSignal): Promise<Section[]> {
   const w = launcherThread();
   const id = nextId++;
   const onAbort = () => w.postMessage({ op: "abort", id } satisfies LaunchRequest);
@@ -68,8 +80,7 @@ export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limit
     const out = await new Promise<string>((resolve, reject) => {
       pending.set(id, { resolve, reject });
       w.ref();
-      const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-      w.postMessage({ op: "parse", id, format, bytes, limits } satisfies LaunchRequest, whole ? [bytes.buffer as ArrayBuffer] : []);
+      w.postMessage({ op: "parse", id, format, source, limits } satisfies LaunchRequest, transfer);
       if (signal?.aborted) onAbort();
     });
     return JSON.parse(out) as Section[];

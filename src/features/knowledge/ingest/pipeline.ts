@@ -14,7 +14,8 @@ import { relaxed } from "../../../platform/db/durability";
 import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFileBlobs, knowledgeFiles } from "../table";
-import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import type { FileFormat } from "./detect";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
 import { fileUpdates, type FilePatch } from "./file-updates";
@@ -53,7 +54,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
   /** A step of the job: redone if lost, so no fsync. */
   const setFile = (id: string, patch: FilePatch) => relaxed(db, () => updateFile(id, patch));
   const fileById = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
-  const blobOf = db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, sql.placeholder("id"))).prepare();
+  const hasBlob = db.select({ id: knowledgeFileBlobs.fileId }).from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, sql.placeholder("id"))).prepare();
+  // The launcher reads the bytes from the database file itself; an in-memory database cannot be shared.
+  const dbPath = db.$client.filename;
+  const parse = (format: FileFormat, fileId: string, signal: AbortSignal) =>
+    dbPath && dbPath !== ":memory:"
+      ? parseStoredFile(format, { dbPath, fileId }, limits, signal)
+      : parseIsolated(format, db.select().from(knowledgeFileBlobs).where(eq(knowledgeFileBlobs.fileId, fileId)).get()!.content, limits, signal);
 
   /**
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
@@ -86,13 +93,12 @@ export function createIngestion({ db, clock, log, embedder, vectors, limits = DE
     async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
       const file = fileById.get({ id: fileId });
       if (!file) return; // deleted while queued
-      const blob = blobOf.get({ id: fileId });
-      if (!blob) throw new PermanentJobError("the file's bytes are missing");
+      if (!hasBlob.get({ id: fileId })) throw new PermanentJobError("the file's bytes are missing");
       setFile(fileId, { status: "processing", progress: 0.02, error: null });
 
       let sections;
       try {
-        sections = await parseIsolated(file.format, blob.content, limits, ctx.signal);
+        sections = await parse(file.format, fileId, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
