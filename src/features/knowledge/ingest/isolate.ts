@@ -23,6 +23,9 @@ export type ParseSource = { bytes: Uint8Array } | { dbPath: string; fileId: stri
 export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; source: ParseSource; limits: IsolationLimits } | { op: "abort"; id: number };
 export type LaunchReply = { id: number; ok: true; out: string } | { id: number; ok: false; parseError: boolean; message: string };
 
+/** How long past a parse's time limit the launcher may take to answer (it kills the child at the limit). */
+const LAUNCHER_GRACE_MS = 10_000;
+
 let launcher: Worker | undefined;
 let nextId = 1;
 const pending = new Map<number, { resolve(out: string): void; reject(e: Error): void }>();
@@ -76,15 +79,24 @@ async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBu
   const id = nextId++;
   const onAbort = () => w.postMessage({ op: "abort", id } satisfies LaunchRequest);
   signal?.addEventListener("abort", onAbort);
+  let late: ReturnType<typeof setTimeout> | undefined;
   try {
     const out = await new Promise<string>((resolve, reject) => {
       pending.set(id, { resolve, reject });
       w.ref();
       w.postMessage({ op: "parse", id, format, source, limits } satisfies LaunchRequest, transfer);
       if (signal?.aborted) onAbort();
+      // The launcher kills the child at the time limit; should its answer never come, the job must
+      // not wait forever (it fails like a crash, and is retried).
+      late = setTimeout(() => {
+        pending.delete(id);
+        onAbort();
+        reject(new Error("the parser launcher did not answer"));
+      }, limits.timeoutMs + LAUNCHER_GRACE_MS);
     });
     return JSON.parse(out) as Section[];
   } finally {
+    clearTimeout(late);
     signal?.removeEventListener("abort", onAbort);
   }
 }
