@@ -15,6 +15,7 @@ const vec0 = join(root, "node_modules/sqlite-vec-linux-x64/vec0.so");
 // Workers are separate entry points in a compiled binary (Bun does not find them by itself).
 const workers = [
   join(root, "src/features/knowledge/ingest/worker.ts"),
+  join(root, "src/features/knowledge/ingest/launch-worker.ts"),
   join(root, "src/features/transcription/worker.ts"),
   join(root, "src/platform/db/checkpoint-worker.ts"),
   join(root, "src/platform/db/fold-worker.ts"),

@@ -1,9 +1,8 @@
 // Hearth's entry point and CLI: the only file that acts on start.
 //   config → storage (lock, migrate) → services → app → listen; graceful stop on SIGINT/SIGTERM.
-// The server's modules are imported when a command needs them, so `--help` and the internal
-// parser child (`__parse`) start without loading the whole application.
+// The server's modules (the database's too) are imported when a command needs them, so `--help`
+// and the internal parser child (`__parse`, one per ingested file) start without loading them.
 import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
-import { ensureDataDir, InstanceLockedError, lockDataDir, openStorage } from "./platform/db/database";
 import pkg from "../package.json";
 import { join } from "node:path";
 
@@ -35,7 +34,8 @@ function fail(message: string): never {
 }
 
 async function serve(config: Config) {
-  const [{ migrate }, { createLogger }, { createServices }, { createApp, MAX_REQUEST_BYTES }] = await Promise.all([
+  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, MAX_REQUEST_BYTES }] = await Promise.all([
+    import("./platform/db/database"),
     import("./platform/db/migrate"),
     import("./platform/log"),
     import("./services"),
@@ -90,7 +90,7 @@ async function serve(config: Config) {
 
 async function backup(config: Config, file: string | undefined) {
   if (!file) fail("backup needs a target file: hearth backup <file>");
-  const { backupDatabase } = await import("./features/system/backup");
+  const [{ openStorage }, { backupDatabase }] = await Promise.all([import("./platform/db/database"), import("./features/system/backup")]);
   // No instance lock: a backup reads one consistent snapshot while the server keeps writing.
   const storage = await openStorage(config.dataDir);
   try {
@@ -118,7 +118,7 @@ async function main(argv: string[]) {
   fail(`unknown command "${command}" (see hearth --help)`);
 }
 
-main(process.argv.slice(2)).catch((e) => {
-  if (e instanceof ConfigError || e instanceof InstanceLockedError) fail(e.message);
+main(process.argv.slice(2)).catch(async (e) => {
+  if (e instanceof ConfigError || e instanceof (await import("./platform/db/database")).InstanceLockedError) fail(e.message);
   fail(`could not start: ${(e as Error).message}`);
 });

@@ -226,6 +226,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     tokenAudit,
     jobs,
     knowledge,
+    content,
     embedder,
     vectors,
     search,

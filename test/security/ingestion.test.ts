@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { AutoTokenizer } from "@huggingface/transformers";
 import { configure } from "../../src/platform/ml/transformers";
 import { chunkSections } from "../../src/features/knowledge/ingest/chunk";
-import { parseDocument, ParseError, type Section } from "../../src/features/knowledge/ingest/parse";
+import { parseDocument, ParseError, PARSE_CAPS, type Section } from "../../src/features/knowledge/ingest/parse";
 import { parseIsolated } from "../../src/features/knowledge/ingest/isolate";
 import { openStorage, type Storage } from "../../src/platform/db/database";
 import { migrate } from "../../src/platform/db/migrate";
@@ -16,7 +16,8 @@ import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
 import { createJobQueue } from "../../src/platform/jobs/queue";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
-import { makeZipBombDocx, nestedJson, openAngles, spacedHeading, wideCsv } from "../support/hostile";
+import { makeZipBombDocx, nestedJson, openAngles, slowDocx, spacedHeading, wideCsv } from "../support/hostile";
+import { makeDocx } from "../support/documents";
 
 const MODELS = join(import.meta.dir, "../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
@@ -99,11 +100,41 @@ describe("caps on parsed documents", () => {
   });
 
   test("the server reads at most the output cap from the parser child", async () => {
-    const big = enc("lorem ipsum dolor ".repeat(20_000)); // ~360 KB of parsed text
-    const r = parseIsolated("txt", big, { ...LIMITS, maxOutputBytes: 64 * 1024 });
+    const big = () => enc("lorem ipsum dolor ".repeat(20_000)); // ~360 KB of parsed text (parseIsolated takes the bytes)
+    const r = parseIsolated("txt", big(), { ...LIMITS, maxOutputBytes: 64 * 1024 });
     await expect(r).rejects.toBeInstanceOf(ParseError);
-    await expect(parseIsolated("txt", big, { ...LIMITS, maxOutputBytes: 64 * 1024 })).rejects.toThrow(/more than 0\.06 MB/);
-    expect((await parseIsolated("txt", big, LIMITS))[0]!.text.length).toBeGreaterThan(300_000);
+    await expect(parseIsolated("txt", big(), { ...LIMITS, maxOutputBytes: 64 * 1024 })).rejects.toThrow(/more than 0\.06 MB/);
+    expect((await parseIsolated("txt", big(), LIMITS))[0]!.text.length).toBeGreaterThan(300_000);
+  });
+});
+
+describe("zip bombs", () => {
+  const failure = async (bytes: Uint8Array) => {
+    const started = performance.now();
+    const [r] = await Promise.allSettled([parseIsolated("docx", bytes, LIMITS)]);
+    expect(r.status).toBe("rejected");
+    expect((r as PromiseRejectedResult).reason).toBeInstanceOf(ParseError);
+    return { message: String((r as PromiseRejectedResult).reason.message), ms: performance.now() - started };
+  };
+
+  test("a DOCX that says it inflates to 2 GB fails at once, naming the 256 MB cap (it ran into the parser's memory cap seconds later)", async () => {
+    const { message, ms } = await failure(makeZipBombDocx(2000));
+    expect(message).toBe("the DOCX inflates to more than 256 MB (the limit per document)");
+    expect(ms).toBeLessThan(3000);
+  });
+
+  test("one whose sizes lie is stopped while it inflates, not after", async () => {
+    const { message, ms } = await failure(makeZipBombDocx(2000, 1000));
+    expect(message).toBe("not a readable DOCX: word/document.xml inflates to more than the 1000 bytes it declares");
+    expect(ms).toBeLessThan(3000);
+  });
+
+  test("the cap counts what the entries inflate to; an ordinary DOCX is far below it", async () => {
+    const caps = { ...PARSE_CAPS, maxInflatedBytes: 16 * 1024 * 1024 };
+    await expect(parseDocument("docx", makeZipBombDocx(40), caps)).rejects.toThrow("the DOCX inflates to more than 16 MB (the limit per document)");
+    const docx = await makeDocx([{ h: 1, text: "Runbook" }, "Restart the daemon with code RB-5512."]);
+    const sections = await parseDocument("docx", docx, { ...PARSE_CAPS, maxInflatedBytes: 64 * 1024 });
+    expect(sections).toEqual([{ text: "Restart the daemon with code RB-5512.", headings: ["Runbook"] }]);
   });
 });
 
@@ -120,6 +151,12 @@ describe("the parser child", () => {
       if (result.status === "rejected") expect(String(result.reason.message)).not.toMatch(/longer than/);
       expect(ms).toBeLessThan(2000);
     }
+    // The parser's own message quotes the whole tag: the child cuts it, so the reason survives.
+    const { result } = await quick("xml", openAngles("<"));
+    expect(result.status).toBe("rejected");
+    const reason = String((result as PromiseRejectedResult).reason.message);
+    expect(reason).toStartWith("not well-formed XML");
+    expect(reason.length).toBeLessThan(400);
   });
 
   test("a Markdown heading padded with 500 KB of spaces parses in well under the timeout", async () => {
@@ -138,7 +175,7 @@ describe("the parser child", () => {
     process.env.HEARTH_JWT_SECRET = "s".repeat(40);
     process.env.HEARTH_TEST_SECRET = "do-not-leak";
     try {
-      const parsing = parseIsolated("docx", makeZipBombDocx(2000), { timeoutMs: 4000, maxRssBytes: 8 * 1024 ** 3 }).catch(() => undefined);
+      const parsing = parseIsolated("docx", slowDocx(), { timeoutMs: 4000, maxRssBytes: 8 * 1024 ** 3 }).catch(() => undefined);
       let environ: string[] | undefined;
       for (let tries = 0; tries < 300 && !environ; tries++) {
         for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {

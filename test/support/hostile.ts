@@ -48,8 +48,9 @@ function zip(entries: { name: string; data: Uint8Array; size: number; crc: numbe
 /**
  * A DOCX whose word/document.xml inflates to `megabytes` MB of spaces, from a few hundred KB:
  * one fully flushed deflate block of 1 MB repeated (each block stands alone), then a final block.
+ * Its headers say it inflates to `declaredBytes` (the truth unless told otherwise).
  */
-export function makeZipBombDocx(megabytes = 2000): Uint8Array {
+export function makeZipBombDocx(megabytes = 2000, declaredBytes = megabytes * 1024 * 1024): Uint8Array {
   const mb = Buffer.alloc(1024 * 1024, 0x20);
   const block = deflateRawSync(mb, { finishFlush: constants.Z_FULL_FLUSH });
   const last = deflateRawSync(Buffer.alloc(0));
@@ -59,9 +60,12 @@ export function makeZipBombDocx(megabytes = 2000): Uint8Array {
   return zip([
     { name: "[Content_Types].xml", data: types, size: types.length, crc: crc32(types), method: 0 },
     { name: "_rels/.rels", data: rels, size: rels.length, crc: crc32(rels), method: 0 },
-    { name: "word/document.xml", data, size: megabytes * 1024 * 1024, crc: 0, method: 8 },
+    { name: "word/document.xml", data, size: declaredBytes, crc: 0, method: 8 },
   ]);
 }
+
+/** A DOCX under the inflated-size cap that still keeps the parser busy for seconds (100 MB of spaces to inflate twice and read). */
+export const slowDocx = () => makeZipBombDocx(100);
 
 export function billionLaughs(): Uint8Array {
   const levels = Array.from({ length: 9 }, (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`).join("");

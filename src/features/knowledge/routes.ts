@@ -124,8 +124,8 @@ export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
     )
     .delete(
       "/api/knowledge-base/storage/file/:id",
-      ({ principal, params }) => {
-        knowledge.deleteFile(principal, params.id);
+      async ({ principal, params }) => {
+        await knowledge.deleteFile(principal, params.id);
         return { success: true as const, message: "File deleted with its chunks and vectors", data: { id: params.id } };
       },
       { auth: "any", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) }, detail: { summary: "Delete a file" } },
@@ -153,8 +153,8 @@ export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
     )
     .delete(
       "/api/knowledge-base/:id",
-      ({ principal, params }) => {
-        knowledge.deleteBase(principal, params.id);
+      async ({ principal, params }) => {
+        await knowledge.deleteBase(principal, params.id);
         return { success: true as const, message: "Knowledge base deleted with all its files", data: { id: params.id } };
       },
       { auth: "any", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) }, detail: { summary: "Delete a knowledge base and everything in it" } },

@@ -3,12 +3,13 @@
 // crash left running. A job's end is durable before the next job of its slot starts (fsynced from the
 // I/O pool when `sync` is given, else by a full commit); its claim is not: a claim lost to a power
 // cut leaves the job queued, which is what start() makes of a running one anyway.
-import { and, asc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
 import { relaxed } from "../db/durability";
 import { jobs } from "./table";
+import { jobStatements } from "./statements";
 
 export type JobRow = typeof jobs.$inferSelect;
 
@@ -41,6 +42,7 @@ const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1
  * it a job's end is a full commit on the event loop.
  */
 export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock; log: Logger; sync?: () => Promise<void> }) {
+  const statements = jobStatements(db);
   const kinds = new Map<string, Registration>();
   const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
@@ -58,13 +60,8 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
    * ties to the oldest waiting job. So one workspace's backlog of files cannot hold back another
    * workspace's upload for longer than one job per other busy group.
    */
-  const nextGroup = (kind: string, perGroup: number, due: ReturnType<typeof and>): { group: string | null } | undefined => {
-    const groups = db
-      .select({ group: jobs.groupKey, first: sql<number>`min(rowid)` })
-      .from(jobs)
-      .where(due)
-      .groupBy(jobs.groupKey)
-      .all();
+  const nextGroup = (kind: string, perGroup: number, at: number): { group: string | null } | undefined => {
+    const groups = statements.dueGroups.all({ kind, at });
     let best: (typeof groups)[number] | undefined;
     let bestServed = Infinity;
     for (const g of groups) {
@@ -77,27 +74,13 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
 
   /** Claims the next due job of `kind` in one statement, so two pickers never take the same row. */
   const claim = (kind: string, perGroup: number): JobRow | undefined => {
-    const now = clock.now();
-    const due = and(eq(jobs.status, "queued"), eq(jobs.kind, kind), lte(jobs.runAfter, new Date(now)));
-    const turnOf = nextGroup(kind, perGroup, due);
+    const at = clock.now();
+    const turnOf = nextGroup(kind, perGroup, at);
     if (!turnOf) return undefined;
-    const next = db
-      .select({ id: jobs.id })
-      .from(jobs)
-      .where(and(due, turnOf.group === null ? isNull(jobs.groupKey) : eq(jobs.groupKey, turnOf.group)))
-      .orderBy(asc(jobs.runAfter), asc(jobs.createdAt), sql`rowid`)
-      .limit(1)
-      .get();
+    const next = turnOf.group === null ? statements.nextUngrouped.get({ kind, at }) : statements.nextInGroup.get({ kind, at, group: turnOf.group });
     if (!next) return undefined;
     served.set(JSON.stringify([kind, turnOf.group]), turn++);
-    return relaxed(db, () =>
-      db
-        .update(jobs)
-        .set({ status: "running", attempts: sql`${jobs.attempts} + 1`, updatedAt: new Date(now) })
-        .where(and(eq(jobs.id, next.id), eq(jobs.status, "queued")))
-        .returning()
-        .get(),
-    );
+    return relaxed(db, () => statements.claim.get({ id: next.id, at }));
   };
 
   /** The job's end, committed (and the handler's own relaxed commits with it) before it resolves. */
@@ -108,24 +91,18 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
   };
 
   const end = (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
-    const now = new Date(clock.now());
+    const at = clock.now();
     if (!failure) {
-      db.update(jobs).set({ status: "done", lastError: null, updatedAt: now }).where(eq(jobs.id, job.id)).run();
+      statements.done.run({ id: job.id, at });
       return;
     }
     const { error } = failure;
     const message = error instanceof Error ? error.message : String(error);
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
     // One commit for the job's row and its owner's record of the failure (one fsync, not two).
-    db.transaction((tx) => {
-      tx.update(jobs)
-        .set(
-          final
-            ? { status: "failed", lastError: message, updatedAt: now }
-            : { status: "queued", lastError: message, runAfter: new Date(now.getTime() + backoffMs(job.attempts)), updatedAt: now },
-        )
-        .where(eq(jobs.id, job.id))
-        .run();
+    db.transaction(() => {
+      if (final) statements.failed.run({ id: job.id, at, error: message });
+      else statements.retry.run({ id: job.id, at, error: message, runAfter: at + backoffMs(job.attempts) });
       if (!final) return;
       try {
         reg.onFailed?.(job.payload, message);

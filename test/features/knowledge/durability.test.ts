@@ -3,7 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHarness, defaultWorkspaceId } from "../../support/harness";
+import { ADMIN_EMAIL, createHarness, defaultWorkspaceId } from "../../support/harness";
+import { createKnowledgeService } from "../../../src/features/knowledge/service";
 
 const MODELS = join(import.meta.dir, "../../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
@@ -128,4 +129,35 @@ describe("durable ingestion", () => {
     await b.close();
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
+
+  test("a deletion is answered only once its commit is synced, and the connection stays FULL", async () => {
+    const h = await createHarness();
+    const jwt = await h.login();
+    const ws = await defaultWorkspaceId(h, jwt);
+    const id = await uploadVia(h, jwt, ws, "gone.txt", "A file that is deleted.");
+    const admin = h.services.storage.sqlite.query("SELECT id FROM users WHERE email = ?").get(ADMIN_EMAIL) as { id: string };
+    const principal = h.services.accounts.principalFor(admin.id)!;
+    // The same service as the server's, over the same connection, with a WAL sync that waits for the test.
+    const events: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const sync = async () => {
+      events.push("sync");
+      await gate;
+      events.push("synced");
+    };
+    const { storage, clock, workspaces, jobs, content } = h.services;
+    const knowledge = createKnowledgeService({ db: storage.db, clock, workspaces, jobs, content, sync, embedding: { model: MODEL, dim: 384 } });
+    let answered = false;
+    const deleting = knowledge.deleteFile(principal, id).then(() => void (answered = true));
+    await Bun.sleep(20);
+    // Committed (other requests no longer see it) without an fsync on the event loop; not answered yet.
+    expect(h.services.storage.sqlite.query("SELECT count(*) AS n FROM knowledge_files WHERE id = ?").get(id)).toEqual({ n: 0 });
+    expect((h.services.storage.sqlite.query("PRAGMA synchronous").get() as { synchronous: number }).synchronous).toBe(2);
+    expect([answered, events]).toEqual([false, ["sync"]]);
+    release();
+    await deleting;
+    expect(events).toEqual(["sync", "synced"]);
+    await h.close();
+  });
 });

@@ -1,11 +1,10 @@
-// Runs a parser in a child process (Hearth's own executable, command `__parse`) that is killed
-// when it runs too long or grows too big, so a hostile file (zip bomb, billion laughs, looping
-// PDF) fails its ingestion while the server keeps its memory and stays responsive.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { isCompiled } from "../../../platform/native";
+// Runs a parser in a child process that is killed when it runs too long or grows too big, so a
+// hostile file (zip bomb, billion laughs, looping PDF) fails its ingestion while the server keeps
+// its memory and stays responsive. The child is started and watched from a thread of its own, the
+// parser launcher (launch.ts); the event loop only hands it the file and parses the answer.
+import { workerUrl } from "../../../platform/native";
 import type { FileFormat } from "./detect";
-import { megabytes, parseDocument, ParseError, PARSE_CAPS, type Section } from "./parse";
+import { parseDocument, ParseError, PARSE_CAPS, type Section } from "./parse";
 
 export interface IsolationLimits {
   timeoutMs: number;
@@ -15,111 +14,100 @@ export interface IsolationLimits {
 }
 
 /** The child's own text cap, plus room for JSON quoting and escapes. */
-const MAX_OUTPUT_BYTES = 2 * PARSE_CAPS.maxTextBytes;
-const MAX_ERROR_BYTES = 64 * 1024;
+export const MAX_OUTPUT_BYTES = 2 * PARSE_CAPS.maxTextBytes;
 
 export const DEFAULT_LIMITS: IsolationLimits = { timeoutMs: 120_000, maxRssBytes: 1536 * 1024 * 1024, maxOutputBytes: MAX_OUTPUT_BYTES };
 
-/**
- * What the child inherits: enough to run and to read text in the same locale, nothing else. The
- * server's environment can hold HEARTH_JWT_SECRET and other credentials a parser has no use for.
- */
-const CHILD_ENV_NAMES = ["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+/** A file to parse: its bytes, or where the launcher reads them (a stored upload). */
+export type ParseSource = { bytes: Uint8Array } | StoredFile;
+/** A stored upload: its pieces (knowledge/content.ts) in the database file at `dbPath`. */
+export type StoredFile = { dbPath: string; contentId: string; size: number };
+export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; source: ParseSource; limits: IsolationLimits } | { op: "abort"; id: number };
+export type LaunchReply = { id: number; ok: true; out: string } | { id: number; ok: false; parseError: boolean; message: string };
 
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = { HEARTH_PARSE_CHILD: "1" };
-  for (const name of CHILD_ENV_NAMES) if (process.env[name] !== undefined) env[name] = process.env[name]!;
-  return env;
-}
+/** How long past a parse's time limit the launcher may take to answer (it kills the child at the limit). */
+const LAUNCHER_GRACE_MS = 10_000;
 
-/** Reads a stream as text, calling `over` (which kills the child) once more than `max` bytes came. */
-async function readCapped(stream: ReadableStream<Uint8Array>, max: number, over: () => void): Promise<string> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const part of stream) {
-    size += part.byteLength;
-    if (size > max) {
-      over();
-      break;
-    }
-    parts.push(part);
-  }
-  return Buffer.concat(parts).toString("utf8");
-}
+let launcher: Worker | undefined;
+let nextId = 1;
+const pending = new Map<number, { resolve(out: string): void; reject(e: Error): void }>();
 
 /**
- * Writes `bytes` in pieces, each after the pipe took the one before: one write of a 50 MB upload
- * held the event loop for 20-200 ms (Bun copies it into the sink's buffer); pieces of 1 MB hold it
- * for under a few ms each.
+ * The launcher thread, started at the first parse. It holds the process open only while a parse is
+ * in flight; after a crash the parses in flight fail (their jobs retry) and the next starts a new one.
  */
-const FEED_PIECE = 1024 * 1024;
-async function feed(sink: Bun.FileSink, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.byteLength; at += FEED_PIECE) {
-    sink.write(bytes.subarray(at, at + FEED_PIECE));
-    await sink.flush();
-  }
-  await sink.end();
-}
-
-const PARSE_COMMAND = "__parse";
-
-/**
- * The parser runs at a lower priority than the HTTP thread and a higher one than inference (nice 10):
- * a parse that takes its full time budget must not take a core from requests, nor may another
- * workspace's small upload wait behind a busy embedding worker to be parsed. `nice` sets it before
- * the child's first instruction, so all of its threads inherit it.
- */
-const NICE = Bun.which("nice");
-const PARSER_NICE = "5";
-
-function command(format: FileFormat): string[] {
-  // The compiled binary is its own entry point; in development the entry is src/main.ts.
-  const parser = isCompiled() ? [process.execPath, PARSE_COMMAND, format] : [process.execPath, join(import.meta.dir, "../../../main.ts"), PARSE_COMMAND, format];
-  return NICE ? [NICE, "-n", PARSER_NICE, ...parser] : parser;
-}
-
-function rssOf(pid: number): number {
-  try {
-    const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-export async function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
-  const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: childEnv() });
-  let killedFor: string | undefined;
-  const kill = (why: string) => {
-    killedFor ??= why;
-    child.kill("SIGKILL");
+function launcherThread(): Worker {
+  if (launcher) return launcher;
+  const w = new Worker(workerUrl("features/knowledge/ingest/launch-worker.ts"), { smol: true });
+  const failAll = (why: string) => {
+    if (launcher === w) launcher = undefined;
+    for (const p of pending.values()) p.reject(new Error(why));
+    pending.clear();
   };
-  const timer = setTimeout(() => kill(`parsing took longer than ${Math.round(limits.timeoutMs / 1000)} s`), limits.timeoutMs);
-  const watch = setInterval(() => {
-    if (rssOf(child.pid) > limits.maxRssBytes) kill(`parsing needed more than ${Math.round(limits.maxRssBytes / 1024 / 1024)} MB of memory`);
-  }, 100);
-  const onAbort = () => kill("ingestion was stopped");
+  w.onmessage = (ev: MessageEvent<LaunchReply>) => {
+    const reply = ev.data;
+    const p = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (pending.size === 0) w.unref();
+    if (!p) return;
+    if (reply.ok) p.resolve(reply.out);
+    else p.reject(reply.parseError ? new ParseError(reply.message) : new Error(reply.message));
+  };
+  w.onerror = (ev) => {
+    failAll(`the parser launcher failed: ${ev.message}`);
+    w.terminate();
+  };
+  w.addEventListener("close", () => failAll("the parser launcher stopped"));
+  return (launcher = w);
+}
+
+/**
+ * The sections of `bytes` parsed in a child process under `limits`; a ParseError says why there are
+ * none. `bytes` is moved to the launcher thread when it is a whole buffer of its own (it is empty
+ * afterwards): copying a 50 MB upload held the event loop 30-200 ms. Pass a copy to keep it.
+ */
+export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return launch(format, { bytes }, whole ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
+}
+
+/** The same for a stored upload: the launcher reads its bytes from the database, the event loop never holds them. */
+export function parseStoredFile(format: FileFormat, stored: StoredFile, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+  return launch(format, stored, [], limits, signal);
+}
+
+async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBuffer[], limits: IsolationLimits, signal?: AbortSignal): Promise<Section[]> {
+  const w = launcherThread();
+  const id = nextId++;
+  const onAbort = () => w.postMessage({ op: "abort", id } satisfies LaunchRequest);
   signal?.addEventListener("abort", onAbort);
+  let late: ReturnType<typeof setTimeout> | undefined;
   try {
-    // A child killed (or failing) before it read everything breaks the pipe: its exit says why.
-    const fed = feed(child.stdin, bytes).catch(() => undefined);
-    const maxOut = limits.maxOutputBytes ?? MAX_OUTPUT_BYTES;
-    const [, out, err, code] = await Promise.all([
-      fed,
-      readCapped(child.stdout, maxOut, () => kill(`the parsed document is more than ${megabytes(maxOut)} (the limit per file)`)),
-      readCapped(child.stderr, MAX_ERROR_BYTES, () => kill("the parser wrote too many errors")),
-      child.exited,
-    ]);
-    if (killedFor) throw new ParseError(killedFor);
-    if (code === 3) throw new ParseError(err.trim() || "the file could not be parsed");
-    if (code !== 0) throw new ParseError(`the parser stopped unexpectedly (exit ${code}${child.signalCode ? `, ${child.signalCode}` : ""})`);
+    const out = await new Promise<string>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      w.ref();
+      w.postMessage({ op: "parse", id, format, source, limits } satisfies LaunchRequest, transfer);
+      if (signal?.aborted) onAbort();
+      // The launcher kills the child at the time limit; should its answer never come, the job must
+      // not wait forever (it fails like a crash, and is retried).
+      late = setTimeout(() => {
+        pending.delete(id);
+        onAbort();
+        reject(new Error("the parser launcher did not answer"));
+      }, limits.timeoutMs + LAUNCHER_GRACE_MS);
+    });
     return JSON.parse(out) as Section[];
   } finally {
-    clearTimeout(timer);
-    clearInterval(watch);
+    clearTimeout(late);
     signal?.removeEventListener("abort", onAbort);
   }
 }
+
+/**
+ * Characters of a failure's reason the child writes: parser libraries quote the input (fast-xml-parser
+ * quoted all 500 KB of a tag of '<'s, so the server saw only "too many errors").
+ */
+const MAX_REASON_CHARS = 300;
 
 /** The child's side: bytes on stdin, sections as JSON on stdout; exit 3 with a reason on stderr. */
 export async function runParseChild(format: string): Promise<void> {
@@ -130,7 +118,7 @@ export async function runParseChild(format: string): Promise<void> {
     process.exit(0);
   } catch (e) {
     const message = e instanceof ParseError ? e.message : e instanceof RangeError ? "the file is nested too deeply to parse" : `the file could not be parsed: ${(e as Error).message}`;
-    process.stderr.write(message);
+    process.stderr.write(message.length > MAX_REASON_CHARS ? `${message.slice(0, MAX_REASON_CHARS)}…` : message);
     process.exit(3);
   }
 }

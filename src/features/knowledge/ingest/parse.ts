@@ -1,5 +1,5 @@
 // Turns a file's bytes into sections of text that know their page and heading path, with the
-// design card's parsers: unpdf, mammoth, papaparse, fast-xml-parser; Markdown, JSON and TXT here.
+// design card's parsers: unpdf, mammoth (docx.ts), papaparse, fast-xml-parser; Markdown, JSON and TXT here.
 // Each parser library is loaded when its first file arrives (an idle Hearth holds none of them).
 import type Papa from "papaparse";
 import type { XMLParser } from "fast-xml-parser";
@@ -34,9 +34,15 @@ export interface ParseCaps {
   maxExpansion?: number;
   /** Set when the text cap came from maxExpansion: the message says so. */
   expanded?: boolean;
+  /**
+   * Bytes a zip-based document (DOCX) may inflate to, all its entries together, counted while they
+   * inflate: a zip bomb fails at this instead of at the parser's memory cap, seconds later.
+   */
+  maxInflatedBytes?: number;
 }
 
-export const PARSE_CAPS: ParseCaps = { maxSections: 20_000, maxTextBytes: 32 * 1024 * 1024, maxExpansion: 16 };
+const MAX_INFLATED_BYTES = 256 * 1024 * 1024;
+export const PARSE_CAPS: ParseCaps = { maxSections: 20_000, maxTextBytes: 32 * 1024 * 1024, maxExpansion: 16, maxInflatedBytes: MAX_INFLATED_BYTES };
 const EXPANSION_FLOOR = 1024 * 1024;
 
 /** Megabytes for messages: "32 MB", "0.06 MB". */
@@ -69,19 +75,19 @@ export async function parseDocument(format: FileFormat, bytes: Uint8Array, caps 
     if (expansion < caps.maxTextBytes) caps = { ...caps, maxTextBytes: expansion, expanded: true };
   }
   const budget = new Budget(caps);
-  const sections = await parseFormat(format, bytes, budget);
+  const sections = await parseFormat(format, bytes, budget, caps);
   // Checked again on the result: the counting above sees a tree's text, not every format's output.
   const check = new Budget(caps);
   for (const s of sections) check.section(s);
   return sections;
 }
 
-async function parseFormat(format: FileFormat, bytes: Uint8Array, budget: Budget): Promise<Section[]> {
+async function parseFormat(format: FileFormat, bytes: Uint8Array, budget: Budget, caps: ParseCaps): Promise<Section[]> {
   switch (format) {
     case "pdf":
       return parsePdf(bytes);
     case "docx":
-      return parseDocx(bytes);
+      return (await import("./docx")).parseDocx(bytes, caps.maxInflatedBytes ?? MAX_INFLATED_BYTES);
     case "csv":
       return parseCsv(decodeText(bytes), (await import("papaparse")).default);
     case "json":
@@ -109,46 +115,6 @@ async function parsePdf(bytes: Uint8Array): Promise<Section[]> {
     throw new ParseError(`not a readable PDF: ${(e as Error).message}`);
   }
   return dropPageFurniture(pages.map(tidy)).map((t, i) => ({ text: t.trim(), page: i + 1, headings: [] })).filter((s) => s.text);
-}
-
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-const decodeEntities = (s: string) =>
-  s.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (m, e: string) =>
-    e[0] === "#" ? String.fromCodePoint(e[1]?.toLowerCase() === "x" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)) : (ENTITIES[e.toLowerCase()] ?? m),
-  );
-const stripTags = (html: string) => decodeEntities(html.replace(/<br\s*\/?>/gi, "\n").replace(/<[^>]+>/g, ""));
-
-async function parseDocx(bytes: Uint8Array): Promise<Section[]> {
-  const { default: mammoth } = await import("mammoth");
-  let html: string;
-  try {
-    // externalFileAccess: false, so a document cannot make Hearth read files it links to.
-    html = (await mammoth.convertToHtml({ buffer: Buffer.from(bytes) }, { externalFileAccess: false })).value;
-  } catch (e) {
-    throw new ParseError(`not a readable DOCX: ${(e as Error).message}`);
-  }
-  const sections: Section[] = [];
-  const headings: string[] = [];
-  let current: Section = { text: "", headings: [] };
-  const flush = () => {
-    current.text = tidy(current.text);
-    if (current.text) sections.push(current);
-  };
-  for (const m of html.matchAll(/<(h[1-6]|p|li|td|th)\b[^>]*>([\s\S]*?)<\/\1>/gi)) {
-    const tag = m[1]!.toLowerCase();
-    const text = tidy(stripTags(m[2]!));
-    if (!text) continue;
-    if (tag[0] === "h" && tag !== "th") {
-      flush();
-      const level = Number(tag[1]);
-      headings.splice(level - 1, headings.length, text);
-      current = { text: "", headings: headings.filter(Boolean) };
-    } else {
-      current.text += `${text}\n\n`;
-    }
-  }
-  flush();
-  return sections;
 }
 
 const CSV_ROWS_PER_SECTION = 200;

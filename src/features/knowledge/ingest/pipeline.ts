@@ -5,7 +5,7 @@
 // was there were sized by an estimate. Its commits skip the fsync (platform/db/relaxed.ts): all of
 // it is redone if lost, and the job's end, a full commit, makes it durable; the file is `ready` only
 // in the last of them, after every chunk and vector.
-import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
@@ -15,9 +15,11 @@ import type { KnowledgeEmbedder } from "../embedder";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFiles } from "../table";
 import type { ContentStore } from "../content";
-import { parseIsolated, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import type { FileFormat } from "./detect";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
+import { fileUpdates, type FilePatch } from "./file-updates";
 
 /**
  * Chunks embedded per round (vectors and progress written after each). The embedder sends them to
@@ -50,10 +52,19 @@ interface Deps {
 
 export function createIngestion({ db, clock, log, embedder, vectors, content, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
-  const updateFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) =>
-    db.update(knowledgeFiles).set({ ...patch, updatedAt: now() }).where(eq(knowledgeFiles.id, id)).run();
+  const writeFile = fileUpdates(db);
+  const updateFile = (id: string, patch: FilePatch) => writeFile(id, { ...patch, updatedAt: now() });
   /** A step of the job: redone if lost, so no fsync. */
-  const setFile = (id: string, patch: Partial<typeof knowledgeFiles.$inferInsert>) => relaxed(db, () => updateFile(id, patch));
+  const setFile = (id: string, patch: FilePatch) => relaxed(db, () => updateFile(id, patch));
+  const fileById = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  // The launcher reads the bytes from the database file itself; an in-memory database cannot be shared.
+  const dbPath = db.$client.filename;
+  const parse = async (file: { format: FileFormat; contentId: string; size: number }, signal: AbortSignal) => {
+    if (dbPath && dbPath !== ":memory:") return parseStoredFile(file.format, { dbPath, contentId: file.contentId, size: file.size }, limits, signal);
+    const bytes = await content.read(file.contentId, file.size);
+    if (!bytes) throw new ParseError("the file's bytes are missing");
+    return parseIsolated(file.format, bytes, limits, signal);
+  };
 
   /**
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
@@ -84,15 +95,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
   return {
     /** The `knowledge.ingest` job. */
     async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
-      const file = db.select().from(knowledgeFiles).where(eq(knowledgeFiles.id, fileId)).get();
+      const file = fileById.get({ id: fileId });
       if (!file) return; // deleted while queued
-      const bytes = await content.read(file.contentId, file.size);
-      if (!bytes) throw new PermanentJobError("the file's bytes are missing");
       setFile(fileId, { status: "processing", progress: 0.02, error: null });
 
       let sections;
       try {
-        sections = await parseIsolated(file.format, bytes, limits, ctx.signal);
+        sections = await parse(file, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
