@@ -9,6 +9,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { relaxed } from "../../platform/db/durability";
 import { knowledgeContentPieces } from "./table";
+import { gatherPieces } from "./pieces";
 
 /** Bytes per piece: one piece's insert holds the event loop ~2–4 ms here. */
 export const PIECE_BYTES = 256 * 1024;
@@ -47,17 +48,14 @@ export function createContentStore(db: Db) {
 
     /** The bytes under `contentId` (`size` of them, as the file row says), read a piece per turn. */
     async read(contentId: string, size: number): Promise<Uint8Array | undefined> {
-      const out = new Uint8Array(size);
-      let at = 0;
+      const gathered = gatherPieces(size);
       for (let seq = 0; ; seq++) {
         if (seq > 0) await nextTurn();
         const piece = readPiece.get({ contentId, seq });
         if (!piece) break;
-        if (at + piece.bytes.byteLength > size) return undefined; // not the bytes the row describes
-        out.set(piece.bytes, at);
-        at += piece.bytes.byteLength;
+        if (!gathered.add(piece.bytes)) return undefined;
       }
-      return at === size ? out : undefined;
+      return gathered.bytes();
     },
 
     /** The bytes under `contentId` as a stream, a piece per pull (downloads never hold the whole file). */

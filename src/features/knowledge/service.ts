@@ -39,8 +39,6 @@ interface Deps {
   sync?: () => Promise<void>;
 }
 
-/** The upload's bytes as the Buffer the blob column takes: a view, not a copy (a copy of 50 MB held the event loop ~10-40 ms). */
-
 const unsupported = (name: string) =>
   new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
 
@@ -55,12 +53,6 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     if (!sync) return write();
     relaxed(db, write);
     await sync();
-  };
-
-  const contentIdOf = (file: KnowledgeFileRow): string => {
-    const row = db.select({ contentId: knowledgeFiles.contentId }).from(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).get();
-    if (!row) throw notFound("File");
-    return row.contentId;
   };
 
   /** Runs the commit that names freshly written content; if it fails, the content is removed. */
@@ -141,6 +133,14 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     .from(knowledgeFiles)
     .where(and(eq(knowledgeFiles.knowledgeBaseId, sql.placeholder("kb")), eq(knowledgeFiles.sha256, sql.placeholder("sha"))))
     .prepare();
+
+  const contentIdById = db.select({ contentId: knowledgeFiles.contentId }).from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  /** Where a file's bytes are kept (not part of the record callers get). */
+  const contentIdOf = (file: KnowledgeFileRow): string => {
+    const row = contentIdById.get({ id: file.id });
+    if (!row) throw notFound("File");
+    return row.contentId;
+  };
 
   const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
     const file = fileById.get({ id: id.toLowerCase() });
