@@ -24,6 +24,12 @@ self.onmessage = (ev: MessageEvent<{ op: "start"; path: string } | { op: "stop" 
     timer = setInterval(checkpoint, INTERVAL_MS);
   } else {
     if (timer) clearInterval(timer);
+    // Quiet for a while: give the WAL's disk space back (it is reused, not truncated, while busy).
+    // TRUNCATE holds off writers for its few ms; without waiting (busy_timeout 0) it simply fails
+    // when a reader or writer is in the way, and the next quiet stop tries again.
+    try {
+      db?.query("PRAGMA wal_checkpoint(TRUNCATE)").get();
+    } catch {}
     db?.close();
     self.postMessage({ op: "stopped" });
   }

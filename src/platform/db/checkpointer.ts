@@ -13,7 +13,13 @@ import { workerUrl } from "../native";
 /** WAL pages at which a connection checkpoints by itself (the worker normally got there first). */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_000;
 const START_BYTES = 4 * 1024 * 1024; // SQLite's own default: 1,000 pages of 4 KB
-const JOURNAL_LIMIT_BYTES = 1024 * 1024;
+/**
+ * The WAL size a writer truncates the file to when it starts it over after a checkpoint. The
+ * truncate runs in that writer's commit, on the event loop, and waits for the WAL's pages still
+ * being written back (the group commit's fdatasync): 1.5-6 ms per 2 MB upload with a 1 MB limit.
+ * Above the largest upload, so the file is reused instead; the worker truncates it when it stops.
+ */
+const JOURNAL_LIMIT_BYTES = 64 * 1024 * 1024;
 const WATCH_MS = 500;
 const QUIET_STOP_MS = 60_000;
 
@@ -80,9 +86,10 @@ export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: 
   };
 
   // Started when the WAL has grown past SQLite's usual threshold and is being written; stopped
-  // when nothing has been written to it for a minute. The file keeps its size until the next
-  // writer truncates it to JOURNAL_LIMIT_BYTES (adopt), so size alone would start the worker again
-  // right after a quiet stop: it must also have changed within that minute.
+  // when nothing has been written to it for a minute (it truncates the WAL as it stops). If it
+  // could not (a reader in the way), the file keeps its size until a writer truncates it past
+  // JOURNAL_LIMIT_BYTES (adopt), so size alone would start the worker again right after a quiet
+  // stop: it must also have changed within that minute.
   let lastChange = 0;
   const watch = setInterval(() => {
     const { bytes, changed } = wal();
