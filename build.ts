@@ -19,6 +19,7 @@ const workers = [
   join(root, "src/features/transcription/worker.ts"),
   join(root, "src/platform/db/checkpoint-worker.ts"),
   join(root, "src/platform/db/fold-worker.ts"),
+  join(root, "src/platform/http/multipart-worker.ts"),
 ];
 
 function fail(message: string): never {

@@ -32,18 +32,22 @@ export function createContentStore(db: Db) {
 
   return {
     /**
-     * Stores `bytes` under a new content id, which the caller then names in a file row (until
-     * then the pieces belong to nobody, and a start removes them if that row never comes).
+     * Stores the bytes of `file` under a new content id, which the caller then names in a file row
+     * (until then the pieces belong to nobody, and a start removes them if that row never comes).
+     * The SHA-256 of the bytes is taken on the way, a piece at a time (all of a 50 MB file in one
+     * go held the event loop ~40 ms).
      */
-    async write(bytes: Uint8Array): Promise<string> {
+    async write(file: Blob): Promise<{ contentId: string; sha256: string }> {
       const contentId = crypto.randomUUID();
+      const hash = new Bun.CryptoHasher("sha256");
       let seq = 0;
-      for (let at = 0; at === 0 || at < bytes.byteLength; at += PIECE_BYTES, seq++) {
+      for (let at = 0; at === 0 || at < file.size; at += PIECE_BYTES, seq++) {
         if (seq > 0) await nextTurn();
-        const piece = Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(PIECE_BYTES, bytes.byteLength - at));
+        const piece = new Uint8Array(await file.slice(at, at + PIECE_BYTES).arrayBuffer());
+        hash.update(piece);
         relaxed(db, () => insertPiece.run({ contentId, seq, bytes: piece }));
       }
-      return contentId;
+      return { contentId, sha256: hash.digest("hex") };
     },
 
     /** The bytes under `contentId` (`size` of them, as the file row says), read a piece per turn. */

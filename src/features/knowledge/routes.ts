@@ -43,15 +43,13 @@ export const fileView = (f: KnowledgeFileRow) => ({
 const disposition = (name: string) =>
   `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 
-const bytesOf = async (file: File) => new Uint8Array(await file.arrayBuffer());
-
 export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
   const upload = async (principal: Parameters<KnowledgeService["upload"]>[0], body: { file: File; knowledge_base_id?: string; product_id?: string }, set: { status?: number | string }) => {
     const { file, duplicate } = await knowledge.upload(principal, {
       knowledgeBaseId: body.knowledge_base_id,
       productId: body.product_id,
       name: body.file.name,
-      bytes: await bytesOf(body.file),
+      file: body.file,
     });
     set.status = duplicate ? 200 : 202;
     return {
@@ -110,7 +108,7 @@ export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
       "/api/knowledge-base/storage/file/:id",
       async ({ principal, params, body, set }) => {
         if (!body.file && !body.name) throw invalid("Send a new file, a new name, or both");
-        const file = await knowledge.replaceFile(principal, params.id, { name: body.name, bytes: body.file ? await bytesOf(body.file) : undefined });
+        const file = await knowledge.replaceFile(principal, params.id, { name: body.name, file: body.file });
         set.status = body.file ? 202 : 200;
         return { success: true as const, message: body.file ? "File replaced; ingestion queued" : "File renamed", data: fileView(file) };
       },

@@ -11,7 +11,7 @@ import type { JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
 import { knowledgeBases, knowledgeChunks, knowledgeFiles } from "./table";
 import type { ContentStore } from "./content";
-import { detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
+import { DETECT_BYTES, detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
 
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
 /** A file's record; where its bytes are kept (content_id) stays inside this service and ingestion. */
@@ -153,14 +153,13 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     return file;
   };
 
-  const checkUpload = (name: string, bytes: Uint8Array) => {
-    if (bytes.byteLength > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
-    const format = detectFormat(name, bytes);
+  /** The upload's format, from its first bytes and name; refuses what is too large or not a supported format. */
+  const checkUpload = async (name: string, file: Blob) => {
+    if (file.size > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
+    const format = detectFormat(name, new Uint8Array(await file.slice(0, DETECT_BYTES).arrayBuffer()));
     if (!format) throw unsupported(name);
     return format;
   };
-
-  const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
   return {
     ensureDefault,
@@ -236,23 +235,19 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
      * Stores an upload and queues its ingestion in one transaction. The same bytes in the same
      * knowledge base return the existing record (`duplicate: true`) instead of a second copy.
      */
-    async upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; bytes: Uint8Array }) {
+    async upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; file: Blob }) {
       const base = (): KnowledgeBaseRow => {
         if (input.knowledgeBaseId) return requireBase(principal, input.knowledgeBaseId);
         const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
         if (!productId) throw new AppError(400, "ValidationError", "Name a knowledge_base_id or a product_id for the upload");
         return ensureDefault(workspaces.requireVisible(principal, productId).id);
       };
-      base();
-      const name = input.name.trim().slice(0, 255) || "upload";
-      const format = checkUpload(name, input.bytes);
-      const digest = sha256(input.bytes);
-      // A turn of the event loop between reading the upload and storing it (~1 ms each for 500 KB),
-      // so a request that came meanwhile is not held for both; the base is looked up again after it.
-      await new Promise((resolve) => setImmediate(resolve));
       const kb = base();
-      const existing = fileBySha.get({ kb: kb.id, sha: digest });
-      if (existing) return { file: existing, duplicate: true };
+      const name = input.name.trim().slice(0, 255) || "upload";
+      const format = await checkUpload(name, input.file);
+      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
+      // from another upload, or the knowledge base may have been deleted: checked at the commit.
+      const { contentId, sha256: digest } = await content.write(input.file);
       const row: KnowledgeFileRow = {
         id: crypto.randomUUID(),
         knowledgeBaseId: kb.id,
@@ -260,7 +255,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         name,
         format,
         mimeType: mimeOf(format),
-        size: input.bytes.byteLength,
+        size: input.file.size,
         sha256: digest,
         status: "queued",
         progress: 0,
@@ -273,9 +268,6 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         createdAt: now(),
         updatedAt: now(),
       };
-      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
-      // from another upload, or the knowledge base may have been deleted: checked again below.
-      const contentId = await content.write(input.bytes);
       let landed: KnowledgeFileRow | undefined;
       await withContent(contentId, () =>
         commitDurably(() =>
@@ -297,26 +289,24 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     },
 
     /** Replaces a file's bytes (re-ingested from scratch) and/or renames it. */
-    async replaceFile(principal: Principal, id: string, input: { name?: string; bytes?: Uint8Array }): Promise<KnowledgeFileRow> {
+    async replaceFile(principal: Principal, id: string, input: { name?: string; file?: Blob }): Promise<KnowledgeFileRow> {
       const file = requireFile(principal, id);
       const name = input.name?.trim().slice(0, 255) || file.name;
-      if (!input.bytes) {
+      if (!input.file) {
         db.update(knowledgeFiles).set({ name, updatedAt: now() }).where(eq(knowledgeFiles.id, file.id)).run();
         return { ...file, name, updatedAt: now() };
       }
-      const bytes = input.bytes;
-      const format = checkUpload(name, bytes);
-      const digest = sha256(bytes);
+      const format = await checkUpload(name, input.file);
+      const { contentId, sha256: digest } = await content.write(input.file);
       const refuseClash = () => {
         const clash = fileBySha.get({ kb: file.knowledgeBaseId, sha: digest });
         if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
       };
-      refuseClash();
       const next = {
         name,
         format,
         mimeType: mimeOf(format),
-        size: bytes.byteLength,
+        size: input.file.size,
         sha256: digest,
         status: "queued" as const,
         progress: 0,
@@ -326,11 +316,10 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         embeddedAt: null,
         updatedAt: now(),
       };
-      const contentId = await content.write(bytes);
       await withContent(contentId, () =>
         commitDurably(() =>
           db.transaction((tx) => {
-            // Checked again after the bytes went in (several event-loop turns).
+            // Checked after the bytes went in (several event-loop turns): the file may be gone, or its new bytes taken.
             if (!fileById.get({ id: file.id })) throw notFound("File");
             refuseClash();
             tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();

@@ -73,8 +73,10 @@ describe("file content in pieces", () => {
     expect(sizes.length).toBe(Math.ceil(bytes.length / PIECE_BYTES));
     expect(sizes.every((n) => n <= PIECE_BYTES)).toBe(true);
     // Measured on 2 cores: stored as one blob, the longest gap was 425–611 ms (the insert); in
-    // pieces 107–216 ms (a piece takes a few ms; what is left is the multipart parse and SHA-256).
-    expect(longest).toBeLessThan(320);
+    // pieces 107–216 ms (left: the multipart parse and SHA-256, ~35 and ~20 ms); with the parse in
+    // its thread and the hash taken a piece at a time 28–56 ms (left: this harness's own in-commit
+    // WAL checkpoints, ~26 ms every 4 MB, which the server's checkpoint thread takes instead).
+    expect(longest).toBeLessThan(160);
 
     const back = await t.download(r.body.data.id);
     expect(back.length).toBe(bytes.length);
@@ -115,7 +117,7 @@ describe("file content in pieces", () => {
       const t = await open(dir);
       const kept = await t.upload("kept.txt", text(300 * 1024, "kept"));
       // As if the process died after the pieces and before the row that names them.
-      await createContentStore(t.h.services.storage.db).write(text(700 * 1024, "cut off"));
+      await createContentStore(t.h.services.storage.db).write(new Blob([text(700 * 1024, "cut off")]));
       expect(t.pieces()).toBe(2 + 3);
       await t.h.close();
       h = undefined;

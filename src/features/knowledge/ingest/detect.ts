@@ -50,6 +50,9 @@ export function looksLikeText(sample: Uint8Array): boolean {
   }
 }
 
+/** How many of a file's first bytes detectFormat reads (the rest may be left out). */
+export const DETECT_BYTES = 65536;
+
 /** The format of a file, or null when it is none of the supported ones. */
 export function detectFormat(name: string, bytes: Uint8Array): FileFormat | null {
   const head = bytes.subarray(0, 8192);
@@ -57,7 +60,7 @@ export function detectFormat(name: string, bytes: Uint8Array): FileFormat | null
   if (startsWith(head, [0x25, 0x50, 0x44, 0x46, 0x2d])) return "pdf"; // %PDF-
   if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) {
     // A DOCX is a zip whose entries include word/document.xml (names are stored uncompressed).
-    return ext === "docx" || Buffer.from(bytes.subarray(0, 65536)).includes("word/") ? "docx" : null;
+    return ext === "docx" || Buffer.from(bytes.subarray(0, DETECT_BYTES)).includes("word/") ? "docx" : null;
   }
   if (BINARY_SIGNATURES.some((s) => startsWith(head, s))) return null;
   if (!looksLikeText(head)) return null;

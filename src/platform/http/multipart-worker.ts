@@ -1,0 +1,21 @@
+// The form parser's thread (multipart.ts): parses a multipart body with Bun's own parser and sends
+// back its entries. Uploaded files come back as Blobs, which cross threads without a copy.
+import type { FormReply, FormRequest } from "./multipart";
+
+declare const self: Worker;
+
+self.onmessage = async (ev: MessageEvent<FormRequest>) => {
+  const { id, bytes, contentType } = ev.data;
+  let reply: FormReply;
+  try {
+    const form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
+    const entries: FormReply & { ok: true } = { id, ok: true, entries: [] };
+    for (const [key, value] of form.entries()) {
+      entries.entries.push([key, typeof value === "string" ? value : { blob: value, name: value.name, type: value.type }]);
+    }
+    reply = entries;
+  } catch {
+    reply = { id, ok: false };
+  }
+  postMessage(reply);
+};
