@@ -41,25 +41,28 @@ const toRate = (x: Float32Array, rate: number) =>
     return x[j]! + ((x[Math.min(j + 1, x.length - 1)]! - x[j]!) * (at - j));
   });
 
-/** Threads of this process at nice `value` (field 19 of /proc/self/task/<tid>/stat). */
-const threadsAtNice = (value: number): Set<string> =>
+/** Threads of this process at nice `value` in scheduling class `policy` (fields 19 and 41 of /proc/self/task/<tid>/stat). */
+const threadsAt = (value: number, policy: number): Set<string> =>
   new Set(
     readdirSync("/proc/self/task").filter((tid) => {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]) === value;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[16]) === value && Number(fields[38]) === policy;
     }),
   );
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
 
 describe("response formats", () => {
   test("json (default), text, srt, vtt and verbose_json; Whisper's threads run below the HTTP thread", async () => {
     const wav = await fixture("callback.wav");
-    const niceBefore = threadsAtNice(10);
+    const idleBefore = threadsAt(10, SCHED_IDLE);
     const json = await transcribe(wav);
     expect(json.status).toBe(200);
-    // The worker and ONNX Runtime's pool threads it started are at nice 10; this thread is not.
-    const started = [...threadsAtNice(10)].filter((tid) => !niceBefore.has(tid));
+    // The worker and ONNX Runtime's pool threads it started are in the idle class; this thread is not.
+    const started = [...threadsAt(10, SCHED_IDLE)].filter((tid) => !idleBefore.has(tid));
     expect(started.length).toBeGreaterThanOrEqual(2);
-    expect(threadsAtNice(0).has(String(process.pid))).toBe(true);
+    expect(threadsAt(0, SCHED_OTHER).has(String(process.pid))).toBe(true);
     expect(json.body.text.toLowerCase()).toContain("call me back");
 
     const text = await transcribe(wav, { response_format: "text", language: "en" });

@@ -56,7 +56,7 @@ async function feed(sink: Bun.FileSink, bytes: Uint8Array): Promise<void> {
 const PARSE_COMMAND = "__parse";
 
 /**
- * The parser runs at a lower priority than the HTTP thread and a higher one than inference (nice 10):
+ * The parser runs at a lower priority than the HTTP thread and a higher one than inference (idle class):
  * a parse that takes its full time budget must not take a core from requests, nor may another
  * workspace's small upload wait behind a busy embedding worker to be parsed. `nice` sets it before
  * the child's first instruction, so all of its threads inherit it.
