@@ -3,6 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { AppError, tooLarge } from "../../platform/errors";
+import { blobBytes } from "../../platform/http/multipart";
 import { errors } from "../../platform/http/schemas";
 import { prepareAudio, SUPPORTED } from "./audio";
 import { render, RESPONSE_FORMATS, type ResponseFormat } from "./formats";
@@ -36,7 +37,7 @@ export function transcriptionRoutes(auth: AuthPlugin, transcriber: Transcriber) 
         const granularities = [body["timestamp_granularities[]"] ?? []].flat();
         if (granularities.some((g) => g !== "segment")) throw new AppError(400, "ValidationError", 'timestamp_granularities: only "segment" is supported');
         if (body.file.size > MAX_AUDIO_BYTES) throw tooLarge("Audio files may be at most 25 MB");
-        const audio = await prepareAudio(new Uint8Array(await body.file.arrayBuffer()), transcriber.maxSeconds);
+        const audio = await prepareAudio(await blobBytes(body.file), transcriber.maxSeconds);
         const language = body.language?.trim().toLowerCase() || null;
         const transcript = await transcriber.transcribe(audio, language, request.signal);
         const out = render(transcript, format);

@@ -71,3 +71,20 @@ export async function formEntries(bytes: Uint8Array, contentType: string): Promi
     w.postMessage(request, [moved]);
   });
 }
+
+/** Bytes of a Blob copied in one turn of the event loop (blobBytes). */
+const BLOB_TURN_BYTES = 1024 * 1024;
+
+/**
+ * The bytes of `blob` in one buffer of their own, copied a MB per turn of the event loop. A file
+ * from the parser's thread shares its bytes with that thread, so `arrayBuffer()` copies them all
+ * at once: ~20 ms for a 25 MB audio upload, during which no other request ran.
+ */
+export async function blobBytes(blob: Blob): Promise<Uint8Array> {
+  const out = new Uint8Array(blob.size);
+  for (let at = 0; at < blob.size; at += BLOB_TURN_BYTES) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    out.set(new Uint8Array(await blob.slice(at, at + BLOB_TURN_BYTES).arrayBuffer()), at);
+  }
+  return out;
+}
