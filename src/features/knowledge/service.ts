@@ -10,7 +10,7 @@ import { relaxed } from "../../platform/db/durability";
 import type { JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
 import { knowledgeBases, knowledgeChunks, knowledgeFiles } from "./table";
-import type { ContentStore } from "./content";
+import { digestOf, type ContentStore } from "./content";
 import { DETECT_BYTES, detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
 
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
@@ -245,9 +245,9 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
       const kb = base();
       const name = input.name.trim().slice(0, 255) || "upload";
       const format = await checkUpload(name, input.file);
-      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
-      // from another upload, or the knowledge base may have been deleted: checked at the commit.
-      const { contentId, sha256: digest } = await content.write(input.file);
+      const digest = await digestOf(input.file);
+      const existing = fileBySha.get({ kb: kb.id, sha: digest });
+      if (existing) return { file: existing, duplicate: true };
       const row: KnowledgeFileRow = {
         id: crypto.randomUUID(),
         knowledgeBaseId: kb.id,
@@ -268,6 +268,9 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         createdAt: now(),
         updatedAt: now(),
       };
+      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
+      // from another upload, or the knowledge base may have been deleted: checked again below.
+      const contentId = await content.write(input.file);
       let landed: KnowledgeFileRow | undefined;
       await withContent(contentId, () =>
         commitDurably(() =>
@@ -297,11 +300,12 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         return { ...file, name, updatedAt: now() };
       }
       const format = await checkUpload(name, input.file);
-      const { contentId, sha256: digest } = await content.write(input.file);
+      const digest = await digestOf(input.file);
       const refuseClash = () => {
         const clash = fileBySha.get({ kb: file.knowledgeBaseId, sha: digest });
         if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
       };
+      refuseClash();
       const next = {
         name,
         format,
@@ -316,10 +320,11 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
         embeddedAt: null,
         updatedAt: now(),
       };
+      const contentId = await content.write(input.file);
       await withContent(contentId, () =>
         commitDurably(() =>
           db.transaction((tx) => {
-            // Checked after the bytes went in (several event-loop turns): the file may be gone, or its new bytes taken.
+            // Checked again after the bytes went in (several event-loop turns).
             if (!fileById.get({ id: file.id })) throw notFound("File");
             refuseClash();
             tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();

@@ -111,6 +111,24 @@ describe("file content in pieces", () => {
     expect(t.pieces()).toBe(Math.ceil(bytes.length / PIECE_BYTES));
   });
 
+  test("the same bytes uploaded again are answered from the digest, before any piece is written", async () => {
+    const t = await open();
+    const bytes = text(600 * 1024, "again");
+    const first = await t.upload("a.txt", bytes);
+    expect(first.status).toBe(202);
+    // Counts piece inserts on the server's own connection from here on.
+    const sqlite = t.h.services.storage.sqlite;
+    sqlite.exec("CREATE TEMP TABLE piece_inserts (n INTEGER); INSERT INTO piece_inserts VALUES (0)");
+    sqlite.exec("CREATE TEMP TRIGGER count_piece_inserts AFTER INSERT ON main.knowledge_content_pieces BEGIN UPDATE piece_inserts SET n = n + 1; END");
+    const again = await t.upload("b.txt", bytes);
+    expect(again.status).toBe(200);
+    expect(again.body.data.id).toBe(first.body.data.id);
+    expect((sqlite.query("SELECT n FROM piece_inserts").get() as { n: number }).n).toBe(0);
+    const other = await t.upload("c.txt", text(300 * 1024, "other"));
+    expect(other.status).toBe(202);
+    expect((sqlite.query("SELECT n FROM piece_inserts").get() as { n: number }).n).toBe(2);
+  });
+
   test("pieces of an upload cut off before its file row are removed at the next start", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-content-"));
     try {
