@@ -2,6 +2,7 @@
 // machine, all in one call: a 2 MB upload held every other request ~3-4 ms, a 50 MB one 65-80 ms.
 // Bodies past INLINE_BYTES go to a thread of their own; their files come back as Blobs (no copy).
 import { workerUrl } from "../native";
+import { ownsBuffer, replyThread } from "../reply-thread";
 
 /** Bodies up to this size are parsed where they are read (the thread's round trip costs more). */
 export const INLINE_BYTES = 128 * 1024;
@@ -13,43 +14,13 @@ export type FormReply = { id: number; ok: true; entries: [string, SentValue][] }
 
 export class MultipartError extends Error {}
 
-let thread: Worker | undefined;
-let nextId = 1;
-const pending = new Map<number, { resolve(entries: [string, FormValue][]): void; reject(e: Error): void }>();
-
-/**
- * The form parser's thread, started at the first large body. It holds the process open only while a
- * parse is in flight; if it fails, the parses in flight fail and the next body starts a new one.
- */
-function formThread(): Worker {
-  if (thread) return thread;
-  const w = new Worker(workerUrl("platform/http/multipart-worker.ts"), { smol: true });
-  const failAll = (why: string) => {
-    if (thread === w) thread = undefined;
-    for (const p of pending.values()) p.reject(new Error(why));
-    pending.clear();
-  };
-  w.onmessage = (ev: MessageEvent<FormReply>) => {
-    const reply = ev.data;
-    const p = pending.get(reply.id);
-    pending.delete(reply.id);
-    if (pending.size === 0) w.unref();
-    if (!p) return;
-    if (!reply.ok) return p.reject(new MultipartError("not valid multipart/form-data"));
-    p.resolve(reply.entries.map(([key, v]) => [key, typeof v === "string" ? v : new File([v.blob], v.name, { type: v.type })]));
-  };
-  w.onerror = (ev) => {
-    failAll(`the form parser failed: ${ev.message}`);
-    w.terminate();
-  };
-  w.addEventListener("close", () => failAll("the form parser stopped"));
-  return (thread = w);
-}
+/** The form parser's thread, started at the first large body (reply-thread.ts). */
+const formThread = replyThread<FormReply>(workerUrl("platform/http/multipart-worker.ts"), "the form parser");
 
 /**
  * The entries of a multipart body in order. A large `bytes` is moved to the parser's thread (it is
- * empty afterwards) when it is a whole buffer of its own, else copied. Throws MultipartError when the body is not
- * valid multipart for `contentType`.
+ * empty afterwards) when it is a whole buffer of its own, else copied. Throws MultipartError when
+ * the body is not valid multipart for `contentType`.
  */
 export async function formEntries(bytes: Uint8Array, contentType: string): Promise<[string, FormValue][]> {
   if (bytes.byteLength <= INLINE_BYTES) {
@@ -60,16 +31,10 @@ export async function formEntries(bytes: Uint8Array, contentType: string): Promi
       throw new MultipartError("not valid multipart/form-data");
     }
   }
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-  const moved = whole ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer;
-  const w = formThread();
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    w.ref();
-    const request: FormRequest = { id, bytes: moved, contentType };
-    w.postMessage(request, [moved]);
-  });
+  const moved = ownsBuffer(bytes) ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer;
+  const reply = await formThread.call((id) => ({ id, bytes: moved, contentType }) satisfies FormRequest, [moved]).reply;
+  if (!reply.ok) throw new MultipartError("not valid multipart/form-data");
+  return reply.entries.map(([key, v]) => [key, typeof v === "string" ? v : new File([v.blob], v.name, { type: v.type })]);
 }
 
 /** Bytes of a Blob copied in one turn of the event loop (blobBytes). */

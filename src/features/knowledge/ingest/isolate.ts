@@ -3,6 +3,7 @@
 // its memory and stays responsive. The child is started and watched from a thread of its own, the
 // parser launcher (launch.ts); the event loop only hands it the file and parses the answer.
 import { workerUrl } from "../../../platform/native";
+import { ownsBuffer, replyThread } from "../../../platform/reply-thread";
 import type { FileFormat } from "./detect";
 import { parseDocument, ParseError, PARSE_CAPS, type Section } from "./parse";
 
@@ -28,38 +29,11 @@ export type LaunchReply = { id: number; ok: true; out: string } | { id: number; 
 /** How long past a parse's time limit the launcher may take to answer (it kills the child at the limit). */
 const LAUNCHER_GRACE_MS = 10_000;
 
-let launcher: Worker | undefined;
-let nextId = 1;
-const pending = new Map<number, { resolve(out: string): void; reject(e: Error): void }>();
-
 /**
  * The launcher thread, started at the first parse. It holds the process open only while a parse is
  * in flight; after a crash the parses in flight fail (their jobs retry) and the next starts a new one.
  */
-function launcherThread(): Worker {
-  if (launcher) return launcher;
-  const w = new Worker(workerUrl("features/knowledge/ingest/launch-worker.ts"), { smol: true });
-  const failAll = (why: string) => {
-    if (launcher === w) launcher = undefined;
-    for (const p of pending.values()) p.reject(new Error(why));
-    pending.clear();
-  };
-  w.onmessage = (ev: MessageEvent<LaunchReply>) => {
-    const reply = ev.data;
-    const p = pending.get(reply.id);
-    pending.delete(reply.id);
-    if (pending.size === 0) w.unref();
-    if (!p) return;
-    if (reply.ok) p.resolve(reply.out);
-    else p.reject(reply.parseError ? new ParseError(reply.message) : new Error(reply.message));
-  };
-  w.onerror = (ev) => {
-    failAll(`the parser launcher failed: ${ev.message}`);
-    w.terminate();
-  };
-  w.addEventListener("close", () => failAll("the parser launcher stopped"));
-  return (launcher = w);
-}
+const launcher = replyThread<LaunchReply>(workerUrl("features/knowledge/ingest/launch-worker.ts"), "the parser launcher");
 
 /**
  * The sections of `bytes` parsed in a child process under `limits`; a ParseError says why there are
@@ -67,8 +41,7 @@ function launcherThread(): Worker {
  * afterwards): copying a 50 MB upload held the event loop 30-200 ms. Pass a copy to keep it.
  */
 export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-  return launch(format, { bytes }, whole ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
+  return launch(format, { bytes }, ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
 }
 
 /** The same for a stored upload: the launcher reads its bytes from the database, the event loop never holds them. */
@@ -77,26 +50,20 @@ export function parseStoredFile(format: FileFormat, stored: StoredFile, limits =
 }
 
 async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBuffer[], limits: IsolationLimits, signal?: AbortSignal): Promise<Section[]> {
-  const w = launcherThread();
-  const id = nextId++;
-  const onAbort = () => w.postMessage({ op: "abort", id } satisfies LaunchRequest);
+  const { id, reply } = launcher.call((id) => ({ op: "parse", id, format, source, limits }) satisfies LaunchRequest, transfer);
+  const onAbort = () => launcher.post({ op: "abort", id } satisfies LaunchRequest);
   signal?.addEventListener("abort", onAbort);
-  let late: ReturnType<typeof setTimeout> | undefined;
+  if (signal?.aborted) onAbort();
+  // The launcher kills the child at the time limit; should its answer never come, the job must not
+  // wait forever (it fails like a crash, and is retried).
+  const late = setTimeout(() => {
+    onAbort();
+    launcher.abandon(id, new Error("the parser launcher did not answer"));
+  }, limits.timeoutMs + LAUNCHER_GRACE_MS);
   try {
-    const out = await new Promise<string>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      w.ref();
-      w.postMessage({ op: "parse", id, format, source, limits } satisfies LaunchRequest, transfer);
-      if (signal?.aborted) onAbort();
-      // The launcher kills the child at the time limit; should its answer never come, the job must
-      // not wait forever (it fails like a crash, and is retried).
-      late = setTimeout(() => {
-        pending.delete(id);
-        onAbort();
-        reject(new Error("the parser launcher did not answer"));
-      }, limits.timeoutMs + LAUNCHER_GRACE_MS);
-    });
-    return JSON.parse(out) as Section[];
+    const r = await reply;
+    if (!r.ok) throw r.parseError ? new ParseError(r.message) : new Error(r.message);
+    return JSON.parse(r.out) as Section[];
   } finally {
     clearTimeout(late);
     signal?.removeEventListener("abort", onAbort);
