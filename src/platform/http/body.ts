@@ -66,15 +66,8 @@ export async function readLimited(
     }
     if (!whole && size + value.byteLength <= READ_TURN_BYTES) parts.push(value);
     else {
-      if (!whole || size + value.byteLength > whole.byteLength) {
-        const room = Math.max(declared >= 0 ? declared : 0, 2 * (whole?.byteLength ?? size), size + value.byteLength);
-        const grown = new Uint8Array(Math.min(limit, room));
-        if (whole) grown.set(whole.subarray(0, size));
-        else for (let at = 0, i = 0; i < parts.length; at += parts[i]!.byteLength, i++) grown.set(parts[i]!, at);
-        parts.length = 0;
-        whole = grown;
-      }
-      whole.set(value, size);
+      whole = placeAt(whole ?? Buffer.concat(parts), size, value, declared >= 0 ? declared : 0, limit);
+      parts.length = 0;
     }
     size += value.byteLength;
     sinceTurn += value.byteLength;
@@ -82,6 +75,17 @@ export async function readLimited(
   if (!whole) return Buffer.concat(parts);
   // A buffer of exactly the body (what a declared length gives) can be handed to another thread whole.
   return size === whole.byteLength ? whole : whole.slice(0, size);
+}
+
+/** `chunk` copied into `buf` at `at`; a bigger buffer first (`want` bytes, or twice as many) if it does not fit. */
+function placeAt(buf: Uint8Array, at: number, chunk: Uint8Array, want: number, limit: number): Uint8Array {
+  if (at + chunk.byteLength > buf.byteLength) {
+    const grown = new Uint8Array(Math.min(limit, Math.max(want, 2 * buf.byteLength, at + chunk.byteLength)));
+    grown.set(buf.subarray(0, at));
+    buf = grown;
+  }
+  buf.set(chunk, at);
+  return buf;
 }
 
 export const bodyTooLarge = (limit: number) =>
