@@ -54,7 +54,8 @@ const decodeEntities = (s: string) =>
 const stripTags = (html: string) => decodeEntities(html.replace(/<br\s*\/?>/gi, "\n").replace(/<[^>]+>/g, ""));
 
 export async function parseDocx(bytes: Uint8Array, maxInflatedBytes: number): Promise<Section[]> {
-  const [{ default: mammoth }, { default: JSZipLib }] = await Promise.all([import("mammoth"), import("jszip")]);
+  // mammoth (the larger of the two to load) only once the zip has passed its check.
+  const { default: JSZipLib } = await import("jszip");
   let zip: JSZip;
   try {
     zip = await JSZipLib.loadAsync(bytes);
@@ -62,6 +63,7 @@ export async function parseDocx(bytes: Uint8Array, maxInflatedBytes: number): Pr
     throw new ParseError(`not a readable DOCX: ${(e as Error).message}`);
   }
   await checkInflatedSize(zip, maxInflatedBytes);
+  const { default: mammoth } = await import("mammoth");
   let html: string;
   try {
     // externalFileAccess: false, so a document cannot make Hearth read files it links to.
