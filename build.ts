@@ -37,13 +37,16 @@ mkdirSync(join(root, "dist"), { recursive: true });
 // The binary is for linux-x64: only there can this script run it (sanity check, layout profile).
 const canRun = process.platform === "linux" && process.arch === "x64";
 
+const started = performance.now();
+// The console is built first (hashed names), once for both compiles, and its files embedded; see the plugin.
+const plugins = [mlBuildPlugin, await consoleBuildPlugin(join(root, "dist/console"))];
+
 /** One Bun.build of the binary; `bytecodeOrder` is the profile from scripts/bytecode-order.ts. */
 async function compile(bytecodeOrder: string | null) {
   const result = await Bun.build({
     // vec0.so as an extra entry point becomes an embedded file, listed in Bun.embeddedFiles.
     entrypoints: [entry, ...workers, vec0],
-    // The console is built first (hashed names) and its files embedded; see the plugin.
-    plugins: [mlBuildPlugin, await consoleBuildPlugin(join(root, "dist/console"))],
+    plugins,
     root,
     target: "bun",
     format: "esm",
@@ -88,7 +91,6 @@ async function compile(bytecodeOrder: string | null) {
   for (const out of result.outputs) if (out.kind === "sourcemap") rmSync(out.path, { force: true });
 }
 
-const started = performance.now();
 await compile(null);
 // The layout profile needs a run of the binary, so only where it runs; without one the binary
 // works the same, it only keeps more of itself in memory.
