@@ -236,13 +236,13 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
      * knowledge base return the existing record (`duplicate: true`) instead of a second copy.
      */
     async upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; file: Blob }) {
-      const base = (): KnowledgeBaseRow => {
-        if (input.knowledgeBaseId) return requireBase(principal, input.knowledgeBaseId);
+      let kb: KnowledgeBaseRow;
+      if (input.knowledgeBaseId) kb = requireBase(principal, input.knowledgeBaseId);
+      else {
         const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
         if (!productId) throw new AppError(400, "ValidationError", "Name a knowledge_base_id or a product_id for the upload");
-        return ensureDefault(workspaces.requireVisible(principal, productId).id);
-      };
-      const kb = base();
+        kb = ensureDefault(workspaces.requireVisible(principal, productId).id);
+      }
       const name = input.name.trim().slice(0, 255) || "upload";
       const format = await checkUpload(name, input.file);
       const digest = await digestOf(input.file);
