@@ -1,5 +1,6 @@
 // Builds a real Hearth in-process (temp data dir, real SQLite + sqlite-vec) and talks to it with
 // app.handle(new Request(...)), the way DESIGN.md asks tests to.
+import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -108,6 +109,16 @@ export async function secondTenant(h: Harness, adminJwt: string, name = "Other O
   const jwt = await h.login(email, "other-password");
   const ws = await h.call("POST", "/api/products", { token: jwt, body: { name: `${name} workspace` } });
   return { orgId: org.body.data.id as string, userId: user.body.data.id as string, email, jwt, workspaceId: ws.body.data.id as string };
+}
+
+/** Uploads `text` as a knowledge file of workspace `productId` (its Default knowledge base); the new file's id. */
+export async function uploadText(h: Harness, jwt: string, productId: string, name: string, text: string): Promise<string> {
+  const fd = new FormData();
+  fd.append("file", new File([text], name));
+  fd.append("product_id", productId);
+  const r = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
+  expect(r.status).toBe(202);
+  return r.body.data.id as string;
 }
 
 export async function defaultWorkspaceId(h: Harness, jwt: string): Promise<string> {

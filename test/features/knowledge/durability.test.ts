@@ -3,22 +3,13 @@ import { describe, expect, test } from "bun:test";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ADMIN_EMAIL, createHarness, defaultWorkspaceId } from "../../support/harness";
+import { ADMIN_EMAIL, createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
 import { createKnowledgeService } from "../../../src/features/knowledge/service";
 
 const MODELS = join(import.meta.dir, "../../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 
 const longText = Array.from({ length: 120 }, (_, i) => `Paragraph ${i}: the archive room on floor ${i % 7} keeps records of project ${i}.`).join("\n\n");
-
-async function uploadVia(h: Awaited<ReturnType<typeof createHarness>>, jwt: string, ws: string, name: string, text: string) {
-  const fd = new FormData();
-  fd.append("file", new File([text], name));
-  fd.append("product_id", ws);
-  const r = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
-  expect(r.status).toBe(202);
-  return r.body.data.id as string;
-}
 
 describe("durable ingestion", () => {
   test("a restart in the middle of ingestion resumes the job and finishes the file", async () => {
@@ -27,7 +18,7 @@ describe("durable ingestion", () => {
     const jwt = await a.login();
     const ws = await defaultWorkspaceId(a, jwt);
     a.services.start();
-    const id = await uploadVia(a, jwt, ws, "archive.txt", longText);
+    const id = await uploadText(a, jwt, ws, "archive.txt", longText);
     // Stop as soon as the file is being processed: the job row stays `running`.
     for (let i = 0; i < 500; i++) {
       const s = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data.status;
@@ -62,7 +53,7 @@ describe("durable ingestion", () => {
     expect(health.checks.embedder.status).toBe("unavailable");
     expect(health.checks.embedder.reason).toContain("missing");
 
-    const id = await uploadVia(a, jwt, ws, "ops.md", "# Runbook\nRestart the ingest daemon with code RB-5512.");
+    const id = await uploadText(a, jwt, ws, "ops.md", "# Runbook\nRestart the ingest daemon with code RB-5512.");
     await a.services.jobs.idle();
     const f = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
     expect(f).toMatchObject({ status: "ready", embedding_model: null });
@@ -104,7 +95,7 @@ describe("durable ingestion", () => {
     const jwt = await a.login();
     const ws = await defaultWorkspaceId(a, jwt);
     a.services.start();
-    const id = await uploadVia(a, jwt, ws, "archive.txt", longText);
+    const id = await uploadText(a, jwt, ws, "archive.txt", longText);
     await a.services.jobs.idle();
     const before = (await a.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
     // As an older Hearth left it: another chunking (here one chunk fewer) and no version recorded.
@@ -134,7 +125,7 @@ describe("durable ingestion", () => {
     const h = await createHarness();
     const jwt = await h.login();
     const ws = await defaultWorkspaceId(h, jwt);
-    const id = await uploadVia(h, jwt, ws, "gone.txt", "A file that is deleted.");
+    const id = await uploadText(h, jwt, ws, "gone.txt", "A file that is deleted.");
     const admin = h.services.storage.sqlite.query("SELECT id FROM users WHERE email = ?").get(ADMIN_EMAIL) as { id: string };
     const principal = h.services.accounts.principalFor(admin.id)!;
     // The same service as the server's, over the same connection, with a WAL sync that waits for the test.

@@ -2,7 +2,7 @@
 // milliseconds, nulls as NULL, undefined columns left alone, one statement per shape.
 import { afterAll, expect, test } from "bun:test";
 import { fileUpdates } from "../../../src/features/knowledge/ingest/file-updates";
-import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
+import { createHarness, defaultWorkspaceId, uploadText, type Harness } from "../../support/harness";
 
 let h: Harness;
 afterAll(() => h?.close());
@@ -10,10 +10,7 @@ afterAll(() => h?.close());
 test("a patch sets exactly its columns, mapped as the table declares them", async () => {
   h = await createHarness();
   const jwt = await h.login();
-  const fd = new FormData();
-  fd.append("file", new File(["A note."], "note.txt"));
-  fd.append("product_id", await defaultWorkspaceId(h, jwt));
-  const id = (await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd })).body.data.id as string;
+  const id = await uploadText(h, jwt, await defaultWorkspaceId(h, jwt), "note.txt", "A note.");
   const row = () =>
     h.services.storage.sqlite.query("SELECT status, progress, error, embedding_model, embedded_at, typeof(embedded_at) AS t FROM knowledge_files WHERE id = ?").get(id);
   const update = fileUpdates(h.services.storage.db);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { startHearth } from "../../support/hearth-process";
 import { openStorage } from "../../../src/platform/db/database";
-import { createHarness, defaultWorkspaceId } from "../../support/harness";
+import { createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
 
 const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
 const dirs: string[] = [];
@@ -34,12 +34,7 @@ describe("chunks stored in slices", () => {
     const jwt = await h.login();
     const ws = await defaultWorkspaceId(h, jwt);
     h.services.start();
-    const fd = new FormData();
-    fd.append("file", new File([manyParagraphs(900)], "big.txt"));
-    fd.append("product_id", ws);
-    const up = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
-    expect(up.status).toBe(202);
-    const id = up.body.data.id as string;
+    const id = await uploadText(h, jwt, ws, "big.txt", manyParagraphs(900));
 
     // Look at every turn of the event loop, as a request would.
     const sql = h.services.storage.sqlite;

@@ -3,7 +3,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { parseStoredFile } from "../../../src/features/knowledge/ingest/isolate";
 import { ParseError } from "../../../src/features/knowledge/ingest/parse";
-import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
+import { createHarness, defaultWorkspaceId, uploadText, type Harness } from "../../support/harness";
 
 let h: Harness;
 afterAll(() => h?.close());
@@ -11,10 +11,7 @@ afterAll(() => h?.close());
 test("a stored file is read and parsed on the launcher thread; a missing one fails saying so", async () => {
   h = await createHarness();
   const jwt = await h.login();
-  const fd = new FormData();
-  fd.append("file", new File(["# Runbook\nRestart the daemon with code RB-5512."], "runbook.md"));
-  fd.append("product_id", await defaultWorkspaceId(h, jwt));
-  const id = (await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd })).body.data.id as string;
+  const id = await uploadText(h, jwt, await defaultWorkspaceId(h, jwt), "runbook.md", "# Runbook\nRestart the daemon with code RB-5512.");
   const dbPath = h.services.storage.path;
   const { c: contentId, n: size } = h.services.storage.sqlite.query("SELECT content_id AS c, size AS n FROM knowledge_files WHERE id = ?").get(id) as { c: string; n: number };
   expect(await parseStoredFile("md", { dbPath, contentId, size })).toEqual([{ text: "Runbook\nRestart the daemon with code RB-5512.", headings: ["Runbook"] }]);
