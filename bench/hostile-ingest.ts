@@ -17,6 +17,8 @@ const IDLE_SAMPLES = 500;
 const MIN_SAMPLES = 500;
 const FILE_TIMEOUT_MS = 120_000;
 const GOALS = { rssMb: 1024, healthP99Ratio: 2 };
+/** HOSTILE_INPUTS=bomb.docx,wide.csv runs only those inputs (by file name), e.g. to repeat one row. */
+const only = process.env.HOSTILE_INPUTS?.split(",");
 
 const INPUTS: [string, string, () => Uint8Array][] = [
   ["wide CSV (300 columns × 2,000 rows)", "wide.csv", () => wideCsv(300, 2000)],
@@ -75,7 +77,7 @@ async function run(ctx: SuiteContext) {
     const idleP99 = percentile(idle, 99);
     const idleRss = readRssMb(hearth.pid);
     const inputs: MeasurementInput[] = [{ name: "/health p99 idle", unit: "ms", value: idleP99, digits: 2 }];
-    for (const [label, name, make] of INPUTS) {
+    for (const [label, name, make] of INPUTS.filter(([, file]) => !only || only.includes(file))) {
       ctx.log(`${label}: upload and process`);
       let peak = readRssMb(hearth.pid);
       const rss = setInterval(() => (peak = Math.max(peak, readRssMb(hearth.pid))), 50);

@@ -24,30 +24,25 @@ export const MAX_JSON_DEPTH = 64;
 const READ_TURN_BYTES = 512 * 1024;
 
 /**
- * Reads the body as bytes, failing with 413 once it passes `limit` (checked before and while
- * reading). `inspect` sees each chunk as it arrives and may throw to stop reading at once.
- * Past its first READ_TURN_BYTES, a body is copied into place as it comes (into a buffer of the
- * declared length, when there is one) instead of being joined at the end: joining a 50 MB upload's
- * chunks held the event loop ~20 ms. Not sooner: a buffer of the declared size for every request
- * of a flood refused after its first KB made the garbage collector run all the time.
+ * The body's chunks as they arrive, failing with 413 once it passes `limit` (checked before and
+ * while reading). `inspect` sees each chunk and may throw to stop reading at once. A body already
+ * received arrives chunk after chunk within one turn of the event loop; a turn every
+ * READ_TURN_BYTES lets the requests that came meanwhile run between them. Each chunk is a buffer
+ * of its own (Bun's), so a consumer may move it to another thread.
  */
-export async function readLimited(
+export async function* bodyChunks(
   request: Pick<Request, "headers" | "body">,
   limit: number,
   inspect?: (chunk: Uint8Array) => void,
   tooLarge: (limit: number) => Error = bodyTooLarge,
-): Promise<Uint8Array> {
+): AsyncGenerator<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limit) throw tooLarge(limit);
-  if (!request.body) return new Uint8Array();
+  if (!request.body) return;
   const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
-  let whole: Uint8Array | undefined;
   let size = 0;
   let sinceTurn = 0;
   for (;;) {
-    // A body already received arrives chunk after chunk within one turn of the event loop; a turn
-    // every READ_TURN_BYTES lets the requests that came meanwhile run between them.
     if (sinceTurn >= READ_TURN_BYTES) {
       sinceTurn = 0;
       await new Promise((resolve) => setImmediate(resolve));
@@ -55,7 +50,7 @@ export async function readLimited(
     const { done, value } = await reader.read();
     if (done) {
       readToEnd.add(request);
-      break;
+      return;
     }
     try {
       if (size + value.byteLength > limit) throw tooLarge(limit);
@@ -64,13 +59,36 @@ export async function readLimited(
       await reader.cancel().catch(() => {});
       throw e;
     }
+    size += value.byteLength;
+    sinceTurn += value.byteLength;
+    yield value;
+  }
+}
+
+/**
+ * Reads the body as bytes under `limit` (bodyChunks). Past its first READ_TURN_BYTES, a body is
+ * copied into place as it comes (into a buffer of the declared length, when there is one) instead
+ * of being joined at the end: joining a 50 MB upload's chunks held the event loop ~20 ms. Not
+ * sooner: a buffer of the declared size for every request of a flood refused after its first KB
+ * made the garbage collector run all the time.
+ */
+export async function readLimited(
+  request: Pick<Request, "headers" | "body">,
+  limit: number,
+  inspect?: (chunk: Uint8Array) => void,
+  tooLarge: (limit: number) => Error = bodyTooLarge,
+): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  const parts: Uint8Array[] = [];
+  let whole: Uint8Array | undefined;
+  let size = 0;
+  for await (const value of bodyChunks(request, limit, inspect, tooLarge)) {
     if (!whole && size + value.byteLength <= READ_TURN_BYTES) parts.push(value);
     else {
       whole = placeAt(whole ?? Buffer.concat(parts), size, value, declared >= 0 ? declared : 0, limit);
       parts.length = 0;
     }
     size += value.byteLength;
-    sinceTurn += value.byteLength;
   }
   if (!whole) return Buffer.concat(parts);
   // A buffer of exactly the body (what a declared length gives) can be handed to another thread whole.
@@ -153,11 +171,13 @@ export async function parseMultipart(request: Request, limit: number): Promise<R
   const contentType = request.headers.get("content-type") ?? "";
   const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
   // Parts are counted on the raw bytes as they arrive, so a body of 100,000 tiny fields is
-  // refused after its first few KB, before the form parser builds 100,000 entries.
-  const bytes = await readLimited(request, limit, boundary ? partCounter(`--${boundary}`) : undefined);
+  // refused after its first few KB, before the form parser builds 100,000 entries. The chunks are
+  // kept as they came: a large body's go to the parser's thread without being joined here.
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of bodyChunks(request, limit, boundary ? partCounter(`--${boundary}`) : undefined)) chunks.push(chunk);
   let entries: [string, FormValue][];
   try {
-    entries = await formEntries(bytes, contentType);
+    entries = await formEntries(chunks, contentType);
   } catch (e) {
     if (e instanceof MultipartError) throw invalid("Request body is not valid multipart/form-data");
     throw e;

@@ -5,10 +5,10 @@ import type { FormReply, FormRequest } from "./multipart";
 declare const self: Worker;
 
 self.onmessage = async (ev: MessageEvent<FormRequest>) => {
-  const { id, bytes, contentType } = ev.data;
+  const { id, chunks, contentType } = ev.data;
   let reply: FormReply;
   try {
-    const form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
+    const form = await new Response(new Blob(chunks), { headers: { "content-type": contentType } }).formData();
     const entries: FormReply & { ok: true } = { id, ok: true, entries: [] };
     for (const [key, value] of form.entries()) {
       entries.entries.push([key, typeof value === "string" ? value : { blob: value, name: value.name, type: value.type }]);

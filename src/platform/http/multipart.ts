@@ -8,7 +8,7 @@ import { ownsBuffer, replyThread } from "../reply-thread";
 export const INLINE_BYTES = 128 * 1024;
 
 export type FormValue = string | File;
-export type FormRequest = { id: number; bytes: ArrayBuffer; contentType: string };
+export type FormRequest = { id: number; chunks: ArrayBuffer[]; contentType: string };
 type SentValue = string | { blob: Blob; name: string; type: string };
 export type FormReply = { id: number; ok: true; entries: [string, SentValue][] } | { id: number; ok: false };
 
@@ -18,21 +18,23 @@ export class MultipartError extends Error {}
 const formThread = replyThread<FormReply>(workerUrl("platform/http/multipart-worker.ts"), "the form parser");
 
 /**
- * The entries of a multipart body in order. A large `bytes` is moved to the parser's thread (it is
- * empty afterwards) when it is a whole buffer of its own, else copied. Throws MultipartError when
- * the body is not valid multipart for `contentType`.
+ * The entries of a multipart body (its chunks, in order) in order. A large body's chunks are moved
+ * to the parser's thread (each is empty afterwards) when each is a whole buffer of its own, as a
+ * request body's are, else copied: the body is never joined into one buffer on the event loop.
+ * Throws MultipartError when the body is not valid multipart for `contentType`.
  */
-export async function formEntries(bytes: Uint8Array, contentType: string): Promise<[string, FormValue][]> {
-  if (bytes.byteLength <= INLINE_BYTES) {
+export async function formEntries(chunks: Uint8Array[], contentType: string): Promise<[string, FormValue][]> {
+  const size = chunks.reduce((n, c) => n + c.byteLength, 0);
+  if (size <= INLINE_BYTES) {
     try {
-      const form = await new Response(bytes, { headers: { "content-type": contentType } }).formData();
+      const form = await new Response(new Blob(chunks), { headers: { "content-type": contentType } }).formData();
       return [...form.entries()] as [string, FormValue][];
     } catch {
       throw new MultipartError("not valid multipart/form-data");
     }
   }
-  const moved = ownsBuffer(bytes) ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer;
-  const reply = await formThread.call((id) => ({ id, bytes: moved, contentType }) satisfies FormRequest, [moved]).reply;
+  const moved = chunks.map((c) => (ownsBuffer(c) ? (c.buffer as ArrayBuffer) : c.slice().buffer));
+  const reply = await formThread.call((id) => ({ id, chunks: moved, contentType }) satisfies FormRequest, moved).reply;
   if (!reply.ok) throw new MultipartError("not valid multipart/form-data");
   return reply.entries.map(([key, v]) => [key, typeof v === "string" ? v : new File([v.blob], v.name, { type: v.type })]);
 }
