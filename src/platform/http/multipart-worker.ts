@@ -1,5 +1,6 @@
 // The form parser's thread (multipart.ts): parses a multipart body with Bun's own parser and sends
-// back its entries. Uploaded files come back as Blobs, which cross threads without a copy.
+// back its entries. Uploaded files go back as Blobs: their bytes are copied here as they are posted,
+// so the event loop receives them without a copy of its own.
 import type { FormReply, FormRequest } from "./multipart";
 
 declare const self: Worker;
