@@ -10,6 +10,7 @@ import journal from "../src/platform/db/migrations/meta/_journal.json";
 import { startOllamaFake } from "./support/ollama-fake";
 import { allEvents } from "./support/sse";
 import { drained } from "./support/hearth-process";
+import { TEST_MODELS_DIR } from "./support/models";
 
 const ROOT = join(import.meta.dir, "..");
 const PASSWORD = "binary-test password 1";
@@ -24,8 +25,6 @@ interface Child {
   stderr(): string;
 }
 
-// The binary loads the real embedding model from here (never from inside the binary).
-const MODELS_DIR = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../shared/models");
 
 // Ollama cannot run here: the binary's real `ollama` client talks to the Ollama-protocol fake.
 const ollama = startOllamaFake();
@@ -45,7 +44,7 @@ function spawnHearth(args: string[]) {
       HOME: dir,
       HEARTH_ADMIN_PASSWORD: PASSWORD,
       HEARTH_OFFLINE: "1",
-      HEARTH_MODELS_DIR: MODELS_DIR,
+      HEARTH_MODELS_DIR: TEST_MODELS_DIR,
       HEARTH_OLLAMA_URL: ollama.url,
       HEARTH_RATE_LIMIT: "10000",
       HEARTH_RATE_LIMIT_STRICT: "10000",

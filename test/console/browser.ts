@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { TEST_MODELS_DIR } from "../support/models";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const MAIN = join(import.meta.dir, "../../src/main.ts");
@@ -26,7 +27,7 @@ export interface Hearth {
 export async function startHearth(env: Record<string, string>): Promise<Hearth> {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-console-"));
   const proc = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0"], {
-    env: { ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000", ...env },
+    env: { ...process.env, HEARTH_MODELS_DIR: TEST_MODELS_DIR, HEARTH_DATA_DIR: dataDir, HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

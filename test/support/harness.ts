@@ -11,6 +11,7 @@ import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
 import { createServices, type Services } from "../../src/services";
 import { createApp, type App } from "../../src/app";
+import { TEST_MODELS_DIR } from "./models";
 
 export const ADMIN_EMAIL = "owner@example.test";
 export const ADMIN_PASSWORD = "correct horse battery";
@@ -50,7 +51,7 @@ export async function createHarness(env: Record<string, string> = {}, dataDir?: 
     HEARTH_ADMIN_PASSWORD: ADMIN_PASSWORD,
     HEARTH_RATE_LIMIT: "100000",
     HEARTH_RATE_LIMIT_STRICT: "100000",
-    HEARTH_MODELS_DIR: join(import.meta.dir, "../../../shared/models"),
+    HEARTH_MODELS_DIR: TEST_MODELS_DIR,
     ...env,
   });
   const storage = await openStorage(config.dataDir);

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ADMIN_EMAIL, createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
 import { createKnowledgeService } from "../../../src/features/knowledge/service";
+import { TEST_MODELS_DIR } from "../../support/models";
 
-const MODELS = join(import.meta.dir, "../../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 
 const longText = Array.from({ length: 120 }, (_, i) => `Paragraph ${i}: the archive room on floor ${i % 7} keeps records of project ${i}.`).join("\n\n");
@@ -65,7 +65,7 @@ describe("durable ingestion", () => {
     await a.close();
 
     // The model arrives; the next start (or the one-minute retry) embeds what was stored.
-    cpSync(join(MODELS, MODEL), join(models, MODEL), { recursive: true });
+    cpSync(join(TEST_MODELS_DIR, MODEL), join(models, MODEL), { recursive: true });
     const b = await createHarness({ HEARTH_MODELS_DIR: models, HEARTH_OFFLINE: "1" }, dir);
     b.services.start();
     expect(await b.services.catchUpEmbeddings()).toBe(true);

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
+import { TEST_MODELS_DIR } from "../../support/models";
 
-const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 const chunkText = (i: number) => Array.from({ length: 40 }, (_, j) => `record ${i}-${j} of the archive`).join(", ");
 
@@ -20,7 +20,7 @@ describe("sub-batches", () => {
 describe("embedding lanes", () => {
   let embedder: KnowledgeEmbedder;
   beforeAll(async () => {
-    embedder = createKnowledgeEmbedder({ modelsDir: MODELS, model: MODEL, offline: true, maxTokens: 256 });
+    embedder = createKnowledgeEmbedder({ modelsDir: TEST_MODELS_DIR, model: MODEL, offline: true, maxTokens: 256 });
     for (let i = 0; i < 600 && (await embedder.status()).state === "loading"; i++) await Bun.sleep(50);
     expect((await embedder.status()).state).toBe("ok");
   }, 60_000);
@@ -60,7 +60,7 @@ describe("embedding lanes", () => {
 
 describe("health while the model loads", () => {
   test("/health's embedder check answers at once during the first load, then reports the model", async () => {
-    const fresh = createKnowledgeEmbedder({ modelsDir: MODELS, model: MODEL, offline: true, maxTokens: 256 });
+    const fresh = createKnowledgeEmbedder({ modelsDir: TEST_MODELS_DIR, model: MODEL, offline: true, maxTokens: 256 });
     try {
       expect((await fresh.health()).status).toBe("ok"); // files present, nothing loaded yet
       const first = fresh.chunk([{ text: "The first upload loads the model.", headings: [] }], "workspace:A");

@@ -9,8 +9,8 @@ import type { Subprocess } from "bun";
 import { startHearth } from "../../support/hearth-process";
 import { openStorage } from "../../../src/platform/db/database";
 import { createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
+import { TEST_MODELS_DIR } from "../../support/models";
 
-const MODELS = process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models");
 const dirs: string[] = [];
 const procs: Subprocess[] = [];
 afterAll(() => {
@@ -59,7 +59,7 @@ describe("chunks stored in slices", () => {
 });
 
 describe("kill -9 in the middle of an ingestion", () => {
-  const env = (dataDir: string) => ({ ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: MODELS, HEARTH_OFFLINE: "1", HEARTH_ADMIN_PASSWORD: "slices-test-password", HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000" });
+  const env = (dataDir: string) => ({ ...process.env, HEARTH_DATA_DIR: dataDir, HEARTH_MODELS_DIR: TEST_MODELS_DIR, HEARTH_OFFLINE: "1", HEARTH_ADMIN_PASSWORD: "slices-test-password", HEARTH_RATE_LIMIT: "100000", HEARTH_RATE_LIMIT_STRICT: "100000" });
 
   async function start(dataDir: string) {
     const { proc, url } = await startHearth(env(dataDir));

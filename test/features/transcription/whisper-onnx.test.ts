@@ -8,8 +8,9 @@ import { InferenceSession, Tensor } from "onnxruntime-node";
 import { withFusedAttention, withoutOutputs, withQuantizedMatMuls } from "../../../src/platform/ml/onnx-edit";
 import { MODEL, nodesOf, subgraphs } from "../../../src/platform/ml/onnx-graph";
 import { fields } from "../../../src/platform/ml/onnx-wire";
+import { TEST_MODELS_DIR } from "../../support/models";
 
-const DIR = join(process.env.HEARTH_MODELS_DIR ?? join(import.meta.dir, "../../../../shared/models"), "Xenova/whisper-tiny/onnx");
+const DIR = join(TEST_MODELS_DIR, "Xenova/whisper-tiny/onnx");
 const file = (name: string) => new Uint8Array(readFileSync(join(DIR, name)));
 const ATTENTIONS = (name: string) => name.includes("attentions");
 
