@@ -70,7 +70,8 @@ export async function uploadFromChild(s: Session, name: string, path: string): P
   if (!Bun.which("curl")) return null;
   const proc = Bun.spawn(["curl", "-sS", "-X", "POST", "-H", `authorization: Bearer ${s.jwt}`, "-F", `file=@${path};filename=${name}`, "-F", `product_id=${s.productId}`, `${s.base}/api/knowledge-base/storage/upload`], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const body = JSON.parse(out || "null") as { success?: boolean; data?: FileState } | null;
+  const body = JSON.parse(out || "null") as { success?: boolean; data?: FileState; message?: string } | null;
+  if (code === 0 && body?.success === false && body.message) throw new Error(body.message);
   if (code !== 0 || !body?.success || !body.data) throw new Error(`curl upload of ${name} failed (exit ${code}): ${err.trim() || out.slice(0, 300)}`);
   return body.data;
 }

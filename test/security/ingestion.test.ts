@@ -18,6 +18,7 @@ import { createJobQueue } from "../../src/platform/jobs/queue";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
 import { makeZipBombDocx, nestedJson, openAngles, slowDocx, spacedHeading, wideCsv } from "../support/hostile";
 import { makeDocx } from "../support/documents";
+import { declaredInflatedBytes } from "../../src/features/knowledge/ingest/zip-directory";
 
 const MODELS = join(import.meta.dir, "../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
@@ -127,6 +128,61 @@ describe("zip bombs", () => {
     const { message, ms } = await failure(makeZipBombDocx(2000, 1000));
     expect(message).toBe("not a readable DOCX: word/document.xml inflates to more than the 1000 bytes it declares");
     expect(ms).toBeLessThan(3000);
+  });
+
+  describe("at upload", () => {
+    let h: Harness;
+    let jwt: string;
+    let ws: string;
+    beforeAll(async () => {
+      h = await createHarness();
+      jwt = await h.login();
+      ws = await defaultWorkspaceId(h, jwt);
+    });
+    afterAll(() => h.close());
+    const upload = (name: string, bytes: Uint8Array) => {
+      const fd = new FormData();
+      fd.append("file", new File([bytes], name));
+      fd.append("product_id", ws);
+      return h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
+    };
+    const count = (table: string) => (h.services.storage.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+    test("a DOCX whose directory says 2 GB is refused with 422 naming the cap, and nothing is stored or queued", async () => {
+      const r = await upload("bomb.docx", makeZipBombDocx(2000));
+      expect(r.status).toBe(422);
+      expect(r.body.message).toBe("bomb.docx inflates to more than 256 MB (the limit per document)");
+      expect([count("knowledge_files"), count("knowledge_content_pieces"), count("jobs")]).toEqual([0, 0, 0]);
+    });
+
+    test("one whose sizes lie is stored and then fails in the parser child; an ordinary DOCX is stored", async () => {
+      const liar = await upload("liar.docx", makeZipBombDocx(2000, 1000));
+      expect(liar.status).toBe(202);
+      const docx = await upload("runbook.docx", await makeDocx([{ h: 1, text: "Runbook" }, "Restart the daemon with code RB-5512."]));
+      expect(docx.status).toBe(202);
+      h.services.start();
+      await h.services.jobs.idle();
+      const state = async (id: string) => (await h.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
+      expect(await state(liar.body.data.id)).toMatchObject({ status: "failed", error: "not a readable DOCX: word/document.xml inflates to more than the 1000 bytes it declares" });
+      expect(await state(docx.body.data.id)).toMatchObject({ status: "ready" });
+    });
+  });
+
+  test("the directory's declared sizes are read from its tail: JSZip's own figures; anything unreadable is left to the parser", async () => {
+    const docx = await makeDocx([{ h: 1, text: "Runbook" }, "Restart the daemon with code RB-5512."]);
+    const { default: JSZip } = await import("jszip");
+    const zip = await JSZip.loadAsync(docx);
+    const sizes = Object.values(zip.files).map((f) => (f as unknown as { _data: { uncompressedSize: number } })._data.uncompressedSize);
+    expect(await declaredInflatedBytes(new Blob([docx]))).toBe(sizes.reduce((a, b) => a + b, 0));
+    // A zip comment after the end record (up to 64 KB) does not hide it.
+    const commented = new Uint8Array(docx.byteLength + 1000);
+    commented.set(docx);
+    new DataView(commented.buffer).setUint16(docx.byteLength - 2, 1000, true);
+    expect(await declaredInflatedBytes(new Blob([commented]))).toBe(sizes.reduce((a, b) => a + b, 0));
+    expect(await declaredInflatedBytes(new Blob([makeZipBombDocx(40)]))).toBeGreaterThan(40 * 1024 * 1024);
+    expect(await declaredInflatedBytes(new Blob([docx.subarray(0, docx.byteLength - 30)]))).toBeUndefined();
+    expect(await declaredInflatedBytes(new Blob([enc("not a zip at all")]))).toBeUndefined();
+    expect(await declaredInflatedBytes(new Blob([]))).toBeUndefined();
   });
 
   test("the cap counts what the entries inflate to; an ordinary DOCX is far below it", async () => {

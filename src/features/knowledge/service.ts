@@ -3,7 +3,7 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { AppError, conflict, notFound, tooLarge } from "../../platform/errors";
+import { AppError, conflict, notFound, tooLarge, unprocessable } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import { relaxed } from "../../platform/db/durability";
@@ -12,6 +12,8 @@ import type { WorkspacesService } from "../workspaces/service";
 import { knowledgeBases, knowledgeChunks, knowledgeFiles } from "./table";
 import { digestOf, type ContentStore } from "./content";
 import { DETECT_BYTES, detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
+import { megabytes, PARSE_CAPS } from "./ingest/parse";
+import { declaredInflatedBytes } from "./ingest/zip-directory";
 
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
 /** A file's record; where its bytes are kept (content_id) stays inside this service and ingestion. */
@@ -158,6 +160,12 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     if (file.size > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
     const format = detectFormat(name, new Uint8Array(await file.slice(0, DETECT_BYTES).arrayBuffer()));
     if (!format) throw unsupported(name);
+    // A zip bomb that says what it inflates to is refused here, before it is stored or parsed.
+    if (format === "docx") {
+      const cap = PARSE_CAPS.maxInflatedBytes!;
+      const declared = await declaredInflatedBytes(file);
+      if (declared !== undefined && declared > cap) throw unprocessable(`${name} inflates to more than ${megabytes(cap)} (the limit per document)`);
+    }
     return format;
   };
 
