@@ -15,7 +15,7 @@ import { migrate } from "../../src/platform/db/migrate";
 import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
 import { createJobQueue } from "../../src/platform/jobs/queue";
-import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
+import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../support/harness";
 import { makeZipBombDocx, nestedJson, openAngles, slowDocx, spacedHeading, wideCsv } from "../support/hostile";
 import { makeDocx } from "../support/documents";
 import { declaredInflatedBytes } from "../../src/features/knowledge/ingest/zip-directory";
@@ -140,12 +140,7 @@ describe("zip bombs", () => {
       ws = await defaultWorkspaceId(h, jwt);
     });
     afterAll(() => h.close());
-    const upload = (name: string, bytes: Uint8Array) => {
-      const fd = new FormData();
-      fd.append("file", new File([bytes], name));
-      fd.append("product_id", ws);
-      return h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
-    };
+    const upload = (name: string, bytes: Uint8Array) => uploadFile(h, jwt, ws, name, bytes);
     const count = (table: string) => (h.services.storage.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
     test("a DOCX whose directory says 2 GB is refused with 422 naming the cap, and nothing is stored or queued", async () => {
@@ -328,12 +323,7 @@ describe("fair ingestion between workspaces", () => {
     });
     afterAll(() => h.close());
 
-    const upload = (ws: string, name: string, text: string) => {
-      const fd = new FormData();
-      fd.append("file", new File([text], name));
-      fd.append("product_id", ws);
-      return h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
-    };
+    const upload = (ws: string, name: string, text: string) => uploadFile(h, jwt, ws, name, text);
     const fileOf = async (id: string) => (await h.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).body.data;
     const firstChunk = (fileId: string) =>
       (h.services.storage.sqlite.query("SELECT min(id) AS id FROM knowledge_chunks WHERE file_id = ?").get(fileId) as { id: number }).id;

@@ -112,12 +112,17 @@ export async function secondTenant(h: Harness, adminJwt: string, name = "Other O
   return { orgId: org.body.data.id as string, userId: user.body.data.id as string, email, jwt, workspaceId: ws.body.data.id as string };
 }
 
+/** Uploads `bytes` as file `name` to workspace `productId` (its Default knowledge base unless `extra` names one); the reply. */
+export function uploadFile(h: Harness, token: string, productId: string, name: string, bytes: Uint8Array | string, extra: Record<string, string> = {}): Promise<Reply> {
+  const fd = new FormData();
+  fd.append("file", new File([bytes], name));
+  for (const [k, v] of Object.entries({ product_id: productId, ...extra })) fd.append(k, v);
+  return h.call("POST", "/api/knowledge-base/storage/upload", { token, raw: fd });
+}
+
 /** Uploads `text` as a knowledge file of workspace `productId` (its Default knowledge base); the new file's id. */
 export async function uploadText(h: Harness, jwt: string, productId: string, name: string, text: string): Promise<string> {
-  const fd = new FormData();
-  fd.append("file", new File([text], name));
-  fd.append("product_id", productId);
-  const r = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: fd });
+  const r = await uploadFile(h, jwt, productId, name, text);
   expect(r.status).toBe(202);
   return r.body.data.id as string;
 }

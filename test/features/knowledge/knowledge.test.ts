@@ -2,7 +2,7 @@
 // ingestion, page citations, hybrid finding what only keywords find, duplicates, deletes,
 // tenant isolation, and bad uploads.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHarness, defaultWorkspaceId, secondTenant, type Harness } from "../../support/harness";
+import { createHarness, defaultWorkspaceId, secondTenant, uploadFile, type Harness } from "../../support/harness";
 import { makeDocx, makePdf, utf16le } from "../../support/documents";
 
 let h: Harness;
@@ -17,12 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const upload = async (name: string, bytes: Uint8Array | string, extra: Record<string, string> = {}, token = jwt) => {
-  const fd = new FormData();
-  fd.append("file", new File([bytes], name));
-  for (const [k, v] of Object.entries({ product_id: ws, ...extra })) fd.append(k, v);
-  return h.call("POST", "/api/knowledge-base/storage/upload", { token, raw: fd });
-};
+const upload = (name: string, bytes: Uint8Array | string, extra: Record<string, string> = {}, token = jwt) => uploadFile(h, token, ws, name, bytes, extra);
 
 const ingested = async (id: string) => {
   await h.services.jobs.idle();
