@@ -19,8 +19,8 @@ import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../
 import { makeZipBombDocx, nestedJson, openAngles, slowDocx, spacedHeading, wideCsv } from "../support/hostile";
 import { makeDocx } from "../support/documents";
 import { declaredInflatedBytes } from "../../src/features/knowledge/ingest/zip-directory";
+import { TEST_MODELS_DIR } from "../support/models";
 
-const MODELS = join(import.meta.dir, "../../../shared/models");
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 /** The window the worker gives the chunker: the model's 256 tokens less [CLS] and [SEP]. */
 const WINDOW = 254;
@@ -31,7 +31,7 @@ setDefaultTimeout(60_000);
 
 let countTokens: (t: string) => number;
 beforeAll(async () => {
-  configure({ modelsDir: MODELS, offline: true });
+  configure({ modelsDir: TEST_MODELS_DIR, offline: true });
   const tokenizer = await AutoTokenizer.from_pretrained(MODEL);
   countTokens = (t) => tokenizer.encode(t, { add_special_tokens: false }).length;
 });

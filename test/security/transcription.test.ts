@@ -10,8 +10,8 @@ import { createHarness, defaultWorkspaceId, type Harness } from "../support/harn
 import { makeWav, sine } from "../support/audio";
 import { ffmpegArgs, openFfmpegStream } from "../../src/features/transcription/ffmpeg";
 import { loadEmbedder } from "../../src/platform/ml/transformers";
+import { TEST_MODELS_DIR } from "../support/models";
 
-const MODELS = join(import.meta.dir, "../../../shared/models");
 const ffmpeg = Bun.which("ffmpeg");
 
 /** A WAV of `seconds` of 8-bit mono at `rate`, built without a float copy (hours of audio in a few MB). */
@@ -168,7 +168,7 @@ describe("model pins", () => {
   test("a model file that does not match its pinned SHA-256 is refused online too", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-tampered-"));
     const id = "onnx-community/all-MiniLM-L6-v2-ONNX";
-    cpSync(join(MODELS, id), join(dir, id), { recursive: true });
+    cpSync(join(TEST_MODELS_DIR, id), join(dir, id), { recursive: true });
     const config = JSON.parse(await Bun.file(join(dir, id, "config.json")).text());
     writeFileSync(join(dir, id, "config.json"), JSON.stringify({ ...config, hidden_act: "relu" }));
     for (const offline of [true, false]) {
