@@ -3,7 +3,7 @@
 // server's own answers timed directly), and search_knowledge over MCP against the same search over
 // REST, in one run on the real server.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { handbook } from "./lib/corpus";
@@ -37,7 +37,7 @@ async function directTurn(ollamaUrl: string, toolResults: number, wanted: number
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const password = `bench-${crypto.randomUUID()}`;
   const model = await startServer({ name: "tool-model", cmd: [ctx.bun, join(ctx.root, "bench/fixtures/tool-model-server.ts")], env: baseEnv({}), cwd: ctx.root });
   const ollamaUrl = `http://${model.host}:${model.port}`;

@@ -1,7 +1,7 @@
 // Assistant suite: time to the first SSE byte and to the first `token` event of POST /api/assistant/chat,
 // against asking the same Ollama-protocol server directly for its first streamed piece, in one run.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { handbook } from "./lib/corpus";
 import { openSession, upload, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
 import { baseEnv, startServer, type RunningServer } from "./lib/servers";
@@ -56,7 +56,7 @@ async function measure(count: number, warmup: number, once: (i: number) => Promi
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const password = `bench-${crypto.randomUUID()}`;
   const ollama = await startServer({ name: "ollama-fake", cmd: [ctx.bun, join(ctx.root, "bench/fixtures/ollama-server.ts"), String(PIECE_MS)], env: baseEnv({}), cwd: ctx.root });
   const ollamaUrl = `http://${ollama.host}:${ollama.port}`;

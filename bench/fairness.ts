@@ -1,6 +1,6 @@
 // Fairness suite: how long a small upload of workspace B takes while workspace A has 20 large files queued, vs alone.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { handbook } from "./lib/corpus";
 import { fileState, openSession, upload, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
 import { baseEnv, startServer } from "./lib/servers";
@@ -33,7 +33,7 @@ async function timedUpload(s: Session, ws: string, name: string, bytes: Uint8Arr
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const password = `bench-${crypto.randomUUID()}`;
   const dataDir = join(ctx.tmp, "fairness");
   mkdirSync(dataDir);

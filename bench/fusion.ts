@@ -7,7 +7,7 @@ import { PASSAGES, type QueryType } from "./fixtures/fusion-corpus";
 import { QUERIES } from "./fixtures/fusion-queries";
 import { METHODS, METRICS, mean, pairedBootstrap, score, type Ranked, type Scores } from "./fusion-eval";
 import { formatTable } from "./lib/report";
-import { measurement, type Suite, type SuiteContext, type SuiteResult } from "./lib/suite";
+import { measurement, modelsDirOf, type Suite, type SuiteContext, type SuiteResult } from "./lib/suite";
 
 const SUITE = "fusion";
 /** How many hits each stage contributes to offline fusion. */
@@ -191,7 +191,8 @@ if (import.meta.main) {
   const tmp = mkdtempSync(join(tmpdir(), "hearth-fusion-"));
   const started = performance.now();
   try {
-    const ctx: SuiteContext = { root: resolve(import.meta.dir, ".."), bun: process.execPath, tmp, flags: new Set(), log: (m) => process.stderr.write(`[fusion ${((performance.now() - started) / 1000).toFixed(1)}s] ${m}\n`) };
+    const root = resolve(import.meta.dir, "..");
+    const ctx: SuiteContext = { root, bun: process.execPath, tmp, modelsDir: modelsDirOf(root), flags: new Set(), log: (m) => process.stderr.write(`[fusion ${((performance.now() - started) / 1000).toFixed(1)}s] ${m}\n`) };
     const result = await fusionSuite.run(ctx);
     process.stdout.write(`\n== fusion (${((performance.now() - started) / 1000).toFixed(1)} s) ==\n${formatTable(result.measurements)}\n`);
     for (const n of result.notes) process.stdout.write(`  note: ${n}\n`);

@@ -2,7 +2,7 @@
 // is processed (7 hours of 1 kHz 8-bit WAV in 25 MB; just under the 2-hour cap; hours of
 // low-bitrate MP3 through ffmpeg), each against the same server idle just before.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { makeWav, sine } from "../test/support/audio";
 import { childrenOf, memoryOf, openSession, watchMemory } from "./lib/hearth-api";
 import { baseEnv, startServer } from "./lib/servers";
@@ -107,7 +107,7 @@ async function measureOne(ctx: SuiteContext, cmd: string[], modelsDir: string, i
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const inputs: Hostile[] = [
     { key: "wav-7h", name: "7 h 1 kHz 8-bit WAV (25 MB)", file: "seven-hours.wav", bytes: longWav((25 * 2 ** 20 - 44) / 1000) },
     { key: "wav-2h", name: "1 h 59 min 1 kHz 8-bit WAV (under the 2 h cap)", file: "two-hours.wav", bytes: longWav(2 * 3600 - 60) },

@@ -4,7 +4,7 @@
 // Most fail or finish in under a second: each is processed again until its p99 stands on enough
 // samples (with 15-35 samples, the p99 was the single slowest one; with 150 the second slowest, and
 // identical runs then swung from 1.2x to 3.2x idle: 500 samples put it on the fifth slowest).
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { billionLaughs, loopingPdf, makeZipBombDocx, nestedJson, openAngles, spacedHeading, wideCsv } from "../test/support/hostile";
 import { deleteFile, fileState, openSession, upload, uploadFromChild, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
 import { baseEnv, readRssMb, startServer } from "./lib/servers";
@@ -78,7 +78,7 @@ async function run(ctx: SuiteContext) {
   const hearth = await startServer({
     name: "hearth",
     cmd: [ctx.bun, join(ctx.root, "src/main.ts"), "serve", "--host", "127.0.0.1", "--port", "0"],
-    env: baseEnv({ HEARTH_DATA_DIR: join(ctx.tmp, "data"), HEARTH_ADMIN_PASSWORD: password, HEARTH_MODELS_DIR: process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models"), HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000", HEARTH_OFFLINE: "1" }),
+    env: baseEnv({ HEARTH_DATA_DIR: join(ctx.tmp, "data"), HEARTH_ADMIN_PASSWORD: password, HEARTH_MODELS_DIR: ctx.modelsDir, HEARTH_RATE_LIMIT: "1000000", HEARTH_RATE_LIMIT_STRICT: "1000000", HEARTH_OFFLINE: "1" }),
     cwd: ctx.root,
   });
   try {

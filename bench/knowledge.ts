@@ -1,6 +1,6 @@
 // Knowledge suite: ingestion vs the bare embedder, search latency at 10k/100k chunks, quantized vector pre-filters, GET p99 and RSS while a big PDF ingests.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { openStorage } from "../src/platform/db/database";
 import { loadEmbedder, type LoadedEmbedder } from "../src/platform/ml/transformers";
 import { EMBED_BATCH } from "../src/features/knowledge/ingest/pipeline";
@@ -98,7 +98,7 @@ function vectorSet(real: { ids: number[]; vectors: Float32Array[] }, n: number, 
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const password = `bench-${crypto.randomUUID()}`;
   const spec = (dataDir: string): ServerSpec => ({
     name: "hearth",

@@ -12,7 +12,7 @@ import { buildCorpus, corpusKey, type CorpusFile } from "./lib/retrieval-corpus"
 import { meanOf, METRIC_KEYS, METRIC_LABELS, scoreHits, type EvalHit, type MetricKey, type QuestionScores } from "./lib/retrieval-eval";
 import { formatTable } from "./lib/report";
 import { VECTOR_WEIGHTS, vectorWeight } from "../src/features/knowledge/fusion";
-import { measurement, type Suite, type SuiteContext, type SuiteResult } from "./lib/suite";
+import { measurement, modelsDirOf, type Suite, type SuiteContext, type SuiteResult } from "./lib/suite";
 
 const SUITE = "retrieval";
 const TOP_K = 10;
@@ -316,7 +316,8 @@ if (import.meta.main) {
   const tmp = mkdtempSync(join(tmpdir(), "hearth-retrieval-"));
   const started = performance.now();
   try {
-    const ctx: SuiteContext = { root: resolve(import.meta.dir, ".."), bun: process.execPath, tmp, flags: new Set(process.argv.slice(2)), log: (m) => process.stderr.write(`[retrieval ${((performance.now() - started) / 1000).toFixed(1)}s] ${m}\n`) };
+    const root = resolve(import.meta.dir, "..");
+    const ctx: SuiteContext = { root, bun: process.execPath, tmp, modelsDir: modelsDirOf(root), flags: new Set(process.argv.slice(2)), log: (m) => process.stderr.write(`[retrieval ${((performance.now() - started) / 1000).toFixed(1)}s] ${m}\n`) };
     const result = await retrievalSuite.run(ctx);
     process.stdout.write(`\n${formatTable(result.measurements)}\n`);
     for (const n of result.notes) process.stdout.write(`  note: ${n}\n`);

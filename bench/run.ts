@@ -18,7 +18,7 @@ import { hostileAudioSuite } from "./hostile-audio";
 import { workflowsSuite } from "./workflows";
 import { formatSummary, formatTable, writeJson } from "./lib/report";
 import { killStartedServers } from "./lib/servers";
-import type { Measurement, Suite, SuiteContext } from "./lib/suite";
+import { modelsDirOf, type Measurement, type Suite, type SuiteContext } from "./lib/suite";
 
 /** Every suite, in the order a full run executes them. A new suite is one file plus one line here. */
 const SUITES: readonly Suite[] = [platformSuite, knowledgeSuite, fusionSuite, retrievalSuite, assistantSuite, transcriptionSuite, hostileRequestsSuite, agentsSuite, fairnessSuite, webhooksSuite, hostileAudioSuite, hostileIngestSuite, workflowsSuite, communicatorsSuite];
@@ -85,6 +85,7 @@ async function main(argv: string[]): Promise<number> {
         root,
         bun: process.execPath,
         tmp: mkdtempSync(join(tmp, `${suite.name}-`)),
+        modelsDir: modelsDirOf(root),
         flags,
         log: (msg) => process.stderr.write(`[${suite.name} ${((performance.now() - started) / 1000).toFixed(1)}s] ${msg}\n`),
       };

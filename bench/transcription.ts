@@ -3,7 +3,7 @@
 // transformers.js in this process, alternating, and Hearth's peak RSS over its first request (the
 // 3-minute clip, model load included) and over all of them.
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import "../src/platform/ml/ort-env";
 import { env, pipeline, type AutomaticSpeechRecognitionPipeline } from "@huggingface/transformers";
 import { decodeWav } from "../src/features/transcription/wav";
@@ -53,7 +53,7 @@ async function longClip(root: string): Promise<Float32Array> {
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const password = `bench-${crypto.randomUUID()}`;
   const dataDir = join(ctx.tmp, "transcription");
   mkdirSync(dataDir);

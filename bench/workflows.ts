@@ -3,7 +3,7 @@
 // and one execution's events delivered to 50 concurrent SSE listeners (latency to the last one).
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import jsonata from "jsonata";
 import { cpuMeter, openSession, memoryOf, type Session } from "./lib/hearth-api";
 import { baseEnv, startServer, type RunningServer } from "./lib/servers";
@@ -146,7 +146,7 @@ function commitMs(dir: string, synchronous: "FULL" | "NORMAL", count = 200): num
 }
 
 async function startHearth(ctx: SuiteContext, cmd: string[], dataDir: string, password: string) {
-  const modelsDir = process.env.HEARTH_MODELS_DIR ?? resolve(ctx.root, "../shared/models");
+  const { modelsDir } = ctx;
   const server = await startServer(
     {
       name: "hearth",

@@ -1,4 +1,5 @@
 // The shape of a benchmark suite and of its measurements; `measurement()` computes ratio and PASS/MISS.
+import { resolve } from "node:path";
 import { round } from "./stats";
 
 export type Status = "PASS" | "MISS" | "INFO" | "MISSING";
@@ -76,6 +77,9 @@ export function measurement(suite: string, m: MeasurementInput): Measurement {
   };
 }
 
+/** The models dir suites give Hearth: HEARTH_MODELS_DIR, else ../shared/models beside the project at `root`. */
+export const modelsDirOf = (root: string): string => process.env.HEARTH_MODELS_DIR ?? resolve(root, "../shared/models");
+
 export interface SuiteContext {
   /** Repository root (absolute). */
   root: string;
@@ -83,6 +87,8 @@ export interface SuiteContext {
   bun: string;
   /** A private temporary directory for this run, removed afterwards. */
   tmp: string;
+  /** The models Hearth is given (modelsDirOf). */
+  modelsDir: string;
   /** Progress line on stderr (the table goes to stdout). */
   log(msg: string): void;
   /** Command-line flags after the suite names, e.g. "--no-build". */
