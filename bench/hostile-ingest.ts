@@ -32,21 +32,18 @@ const INPUTS: [string, string, () => Uint8Array][] = [
   ["PDF whose page tree loops", "loop.pdf", loopingPdf],
 ];
 
+/** Who sends the uploads: curl when it is installed, else fetch from this process (the notes say which). */
+const uploader = Bun.which("curl") ? "curl (its own process)" : "fetch in the bench process";
+async function send(session: Session, name: string, path: string) {
+  return (await uploadFromChild(session, name, path)) ?? upload(session, name, new Uint8Array(await Bun.file(path).arrayBuffer()));
+}
+
 /**
  * Uploads one document (the file at `path`) and follows it to ready/failed while `sample` runs; the
  * samples and the outcome. The upload is sent by curl, a process of its own: sent by fetch from
  * this process, the 2 MB zip bomb held the event loop that times /health for milliseconds, so
  * the bench's own stall was counted as the server's (the knowledge suite uploads its PDF the same way).
  */
-/** curl when it is installed, else fetch from this process (the notes say which). */
-let uploader = "curl (its own process)";
-async function send(session: Session, name: string, path: string) {
-  const sent = await uploadFromChild(session, name, path);
-  if (sent) return sent;
-  uploader = "fetch in the bench process";
-  return upload(session, name, new Uint8Array(await Bun.file(path).arrayBuffer()));
-}
-
 async function processOnce(session: Session, name: string, path: string, late: () => boolean, sample: (until: () => boolean) => Promise<number[]>) {
   let done = false;
   let id = "";
