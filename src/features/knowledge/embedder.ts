@@ -6,8 +6,14 @@ import { createWorkerClient } from "../../platform/ml/worker-client";
 import { workerUrl } from "../../platform/native";
 import { modelPresence } from "../../platform/ml/models";
 import type { CheckState } from "../system/health";
-import type { Chunk } from "./ingest/chunk";
+import { chunkParts, type Chunk } from "./ingest/chunk";
 import type { Section } from "./ingest/parse";
+
+/** The chunks of one part of a document, and their vectors when they came embedded. */
+export interface ChunkedPart {
+  chunks: Chunk[];
+  embedded?: { dim: number; vectors: Float32Array[] };
+}
 
 export interface KnowledgeEmbedder {
   readonly model: string;
@@ -15,11 +21,14 @@ export interface KnowledgeEmbedder {
   health(): Promise<CheckState>;
   /**
    * The sections of the file named `fileName` (its title goes into each chunk's vector, context.ts)
-   * in chunks. `lane`: whose turn the request waits for in the worker (a workspace); see embed. Chunks of at
-   * most one sub-batch of text come back embedded too (`vectors`, in order): a small file takes one
-   * turn in the worker instead of two, so it waits for another workspace's work once, not twice.
+   * in chunks, one part of the document after the other (chunkParts, CHUNK_PART_CHARS each), each
+   * part a request that waits for `lane`'s turn in the worker (a workspace; see embed): another
+   * workspace's upload or a search waits for one part of a large file, never for all of it. A
+   * document of one part whose chunks hold at most one sub-batch of text comes back embedded too
+   * (`embedded`, in order): a small file takes one turn in the worker instead of two, so it waits
+   * for another workspace's work once, not twice.
    */
-  chunk(sections: Section[], fileName: string, lane?: string): Promise<{ chunks: Chunk[]; counted: "model" | "estimate"; embedded?: { dim: number; vectors: Float32Array[] } }>;
+  chunk(sections: Section[], fileName: string, lane?: string): AsyncGenerator<ChunkedPart>;
   /**
    * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
    * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
@@ -34,6 +43,12 @@ export interface KnowledgeEmbedder {
  * batch of 8 (per-text time is flat, larger batches only pad more), so throughput does not suffer.
  */
 export const SUB_BATCH_CHARS = 512;
+/**
+ * Characters of section text per chunking request: ~30-45 ms of the model's tokenizer on this
+ * class of machine, less than one embedding sub-batch. As one request, a 4 MB text file held the
+ * worker, and every other workspace's upload and every search behind it, for seconds.
+ */
+export const CHUNK_PART_CHARS = 16 * 1024;
 /** The lane of search queries and other interactive embeddings: served in turn with ingestion's. */
 export const QUERY_LANE = "query";
 
@@ -99,11 +114,15 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    async chunk(sections, fileName, lane) {
+    async *chunk(sections, fileName, lane) {
       asked = true;
-      type Reply = { chunks: Chunk[]; counted: "model" | "estimate"; dim?: number; vectors?: Float32Array };
-      const r = await client.call<Reply>("chunk", { sections, fileName, maxTokens: opts.maxTokens, embedWithin: SUB_BATCH_CHARS }, [], lane);
-      return { chunks: r.chunks, counted: r.counted, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
+      type Reply = { chunks: Chunk[]; dim?: number; vectors?: Float32Array };
+      const parts = chunkParts(sections, CHUNK_PART_CHARS);
+      const embedWithin = parts.length === 1 ? SUB_BATCH_CHARS : 0;
+      for (const placed of parts) {
+        const r = await client.call<Reply>("chunk", { placed, fileName, maxTokens: opts.maxTokens, embedWithin }, [], lane);
+        yield { chunks: r.chunks, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
+      }
     },
     async embed(texts, lane = QUERY_LANE) {
       asked = true;

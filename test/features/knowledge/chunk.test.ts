@@ -1,6 +1,6 @@
 // Chunking by tokens: nothing over the budget, structure before characters, overlap, offsets.
 import { describe, expect, test } from "bun:test";
-import { chunkSections } from "../../../src/features/knowledge/ingest/chunk";
+import { chunkParts, chunkPlaced, chunkSections } from "../../../src/features/knowledge/ingest/chunk";
 import { chunkContext, CONTEXT_CHARS, embeddingText, fileTitle } from "../../../src/features/knowledge/ingest/context";
 
 // A stand-in tokenizer for shape tests: one token per word (the real one is used in ingestion tests).
@@ -77,5 +77,59 @@ describe("chunking", () => {
     );
     const doc = "first\n\nsecond";
     expect(chunks.map((c) => doc.slice(c.charStart, c.charEnd))).toEqual(["first", "second"]);
+  });
+});
+
+describe("chunking in parts", () => {
+  const doc = (sections: { text: string }[]) => sections.map((s) => s.text).join("\n\n");
+
+  test("small sections are grouped up to the size; a long one is cut at a paragraph, keeping its headings and offsets", () => {
+    const long = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} has some words in it.`).join("\n\n");
+    const sections = [
+      { text: "intro words", headings: ["Intro"] },
+      { text: "more words", headings: ["Intro"] },
+      { text: long, page: 4, headings: ["Body", "Detail"] },
+      { text: "closing words", headings: ["End"] },
+    ];
+    const parts = chunkParts(sections, 200);
+    expect(parts[0]!.map((p) => p.section.text)).toEqual(["intro words", "more words", expect.stringMatching(/^Paragraph 0 /)]);
+    for (const part of parts) expect(part.reduce((n, p) => n + p.section.text.length, 0)).toBeLessThanOrEqual(200);
+    const pieces = parts.flat().filter((p) => p.section.page === 4);
+    expect(pieces.length).toBeGreaterThan(4);
+    for (const p of pieces) {
+      expect(p.section.headings).toEqual(["Body", "Detail"]);
+      expect(p.section.text.startsWith("Paragraph")).toBe(true); // cut after a blank line, never inside a paragraph
+      expect(doc(sections).slice(p.at, p.at + p.section.text.length)).toBe(p.section.text);
+    }
+    expect(pieces.map((p) => p.section.text).join("")).toBe(long);
+  });
+
+  test("chunked part by part, every chunk's offsets point at its text in the whole document", () => {
+    const sections = [
+      { text: Array.from({ length: 400 }, (_, i) => `line ${i} of the log`).join("\n"), headings: [] },
+      { text: "tail section", headings: ["Tail"] },
+    ];
+    const whole = doc(sections);
+    const chunks = chunkParts(sections, 1000).flatMap((part) => chunkPlaced(part, { maxTokens: 40, overlapTokens: 8, countTokens: words }));
+    for (const c of chunks) expect(whole.slice(c.charStart, c.charEnd)).toBe(c.text);
+    expect(chunks.at(-1)!.text).toBe("tail section");
+    const lines = new Set(chunks.flatMap((c) => [...c.text.matchAll(/line (\d+) /g)].map((m) => m[1])));
+    expect(lines.size).toBe(400);
+  });
+
+  test("text with no break is cut at the size, never inside a surrogate pair", () => {
+    const text = "😀".repeat(300); // 600 UTF-16 units
+    const pieces = chunkParts([{ text, headings: [] }], 101).flat();
+    expect(pieces.map((p) => p.section.text).join("")).toBe(text);
+    for (const p of pieces) {
+      expect(p.section.text.length).toBeLessThanOrEqual(101);
+      expect(p.section.text.length % 2).toBe(0);
+    }
+  });
+
+  test("one part for a document under the size, the sections unchanged", () => {
+    const sections = [{ text: "a b c", headings: ["H"] }];
+    expect(chunkParts(sections, 100)).toEqual([[{ section: sections[0]!, at: 0 }]]);
+    expect(chunkParts([], 100)).toEqual([]);
   });
 });

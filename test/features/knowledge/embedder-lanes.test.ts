@@ -2,11 +2,23 @@
 // most one sub-batch of workspace A's big batch, not for all of it (the real model).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
+import { CHUNK_PART_CHARS, createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type ChunkedPart, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
+import type { Chunk } from "../../../src/features/knowledge/ingest/chunk";
 import { TEST_MODELS_DIR } from "../../support/models";
 
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 const chunkText = (i: number) => Array.from({ length: 40 }, (_, j) => `record ${i}-${j} of the archive`).join(", ");
+
+/** Every part of a document's chunking together: its chunks, and its vectors when they came with it. */
+async function chunkAll(embedder: KnowledgeEmbedder, ...args: Parameters<KnowledgeEmbedder["chunk"]>) {
+  const out: { chunks: Chunk[]; parts: number; embedded?: ChunkedPart["embedded"] } = { chunks: [], parts: 0 };
+  for await (const part of embedder.chunk(...args)) {
+    out.chunks.push(...part.chunks);
+    out.parts++;
+    out.embedded = part.embedded;
+  }
+  return out;
+}
 
 describe("sub-batches", () => {
   test("about one chunk each, short texts together, order kept", () => {
@@ -46,15 +58,36 @@ describe("embedding lanes", () => {
   }, 60_000);
 
   test("a small document comes back from chunking embedded (with its context line); a larger one does not", async () => {
-    const small = await embedder.chunk([{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "office-guide.md", "workspace:B");
+    const small = await chunkAll(embedder, [{ text: "The badge office is on the second floor and opens at nine.", headings: ["Facilities"] }], "office-guide.md", "workspace:B");
     expect(small.chunks).toHaveLength(1);
     expect(small.chunks[0]!.text).toBe("The badge office is on the second floor and opens at nine.");
     expect(small.embedded?.vectors).toHaveLength(1);
     const direct = await embedder.embed(["office guide › Facilities\nThe badge office is on the second floor and opens at nine."]);
     expect([...small.embedded!.vectors[0]!].map((x) => x.toFixed(4))).toEqual([...direct.vectors[0]!].map((x) => x.toFixed(4)));
-    const large = await embedder.chunk([{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "archive.txt", "workspace:A");
+    const large = await chunkAll(embedder, [{ text: Array.from({ length: 12 }, (_, i) => chunkText(i)).join("\n\n"), headings: [] }], "archive.txt", "workspace:A");
     expect(large.chunks.length).toBeGreaterThan(1);
     expect(large.embedded).toBeUndefined();
+  }, 60_000);
+
+  test("a large document is chunked a part at a time: B's small file is served before the rest of A's, and A's offsets hold", async () => {
+    // ~600 KB of one section (a .txt): ~1 s of tokenizing; as one request, B's file waited all of it.
+    const paragraphs = Array.from({ length: 1200 }, (_, i) => `Paragraph ${i}. ${chunkText(i).slice(0, 480)}.`);
+    const document = paragraphs.join("\n\n");
+    const t0 = performance.now();
+    let aMs = 0;
+    let bMs = 0;
+    const a = chunkAll(embedder, [{ text: document, headings: [] }], "archive.txt", "workspace:A").then((r) => ((aMs = performance.now() - t0), r));
+    await Bun.sleep(20);
+    const b = chunkAll(embedder, [{ text: "The badge office opens at nine.", headings: [] }], "note.txt", "workspace:B").then((r) => ((bMs = performance.now() - t0), r));
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra.parts).toBeGreaterThanOrEqual(Math.floor(document.length / CHUNK_PART_CHARS));
+    expect(bMs).toBeLessThan(aMs / 3);
+    expect(rb.embedded?.vectors).toHaveLength(1);
+    // Every chunk's offsets point at its own text in the whole document, and together they cover every paragraph.
+    for (const c of ra.chunks) expect(document.slice(c.charStart, c.charEnd)).toBe(c.text);
+    const covered = new Set(ra.chunks.flatMap((c) => [...c.text.matchAll(/Paragraph (\d+)\./g)].map((m) => Number(m[1]))));
+    expect(covered.size).toBe(paragraphs.length);
+    expect(ra.chunks.every((c) => c.tokens <= 254)).toBe(true);
   }, 60_000);
 });
 
@@ -63,7 +96,7 @@ describe("health while the model loads", () => {
     const fresh = createKnowledgeEmbedder({ modelsDir: TEST_MODELS_DIR, model: MODEL, offline: true, maxTokens: 256 });
     try {
       expect((await fresh.health()).status).toBe("ok"); // files present, nothing loaded yet
-      const first = fresh.chunk([{ text: "The first upload loads the model.", headings: [] }], "workspace:A");
+      const first = chunkAll(fresh, [{ text: "The first upload loads the model.", headings: [] }], "first.txt", "workspace:A");
       const slowest = { ms: 0, states: new Set<string>() };
       let done = false;
       void first.finally(() => (done = true));

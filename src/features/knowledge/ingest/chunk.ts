@@ -85,12 +85,72 @@ export function fitRepeat(line: string, max: number, count: (t: string) => numbe
   return best;
 }
 
+/** A section and where its text starts in the document (the sections' texts joined by blank lines). */
+export interface PlacedSection {
+  section: Section;
+  at: number;
+}
+
+/** The sections with their offsets in the document. */
+export function placeSections(sections: Section[]): PlacedSection[] {
+  let at = 0;
+  return sections.map((section) => {
+    const placed = { section, at };
+    at += section.text.length + 2;
+    return placed;
+  });
+}
+
+const PART_CUTS = [/\n{2,}/g, /\n/g, /\s+/g];
+
+/** Where to end a part of `text` that may hold at most `max` characters: after a paragraph, a line or a space in its second half, else at `max`. */
+function partEnd(text: string, max: number): number {
+  const window = text.slice(0, max);
+  for (const cut of PART_CUTS) {
+    let end = 0;
+    for (const m of window.matchAll(cut)) end = m.index! + m[0].length;
+    if (end > max / 2) return end;
+  }
+  // Never between the two halves of a surrogate pair.
+  const code = text.charCodeAt(max - 1);
+  return code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+}
+
+/**
+ * The document in parts of at most `maxChars` characters of section text, in order, each chunked on
+ * its own (one request to the inference worker): a section longer than that is cut at a paragraph,
+ * line or word into pieces that keep its headings, page and offsets. Chunks never span two pieces.
+ */
+export function chunkParts(sections: Section[], maxChars: number): PlacedSection[][] {
+  const parts: PlacedSection[][] = [];
+  let size = Infinity;
+  const add = (placed: PlacedSection) => {
+    if (size + placed.section.text.length > maxChars) parts.push([]), (size = 0);
+    parts.at(-1)!.push(placed);
+    size += placed.section.text.length;
+  };
+  for (const { section, at } of placeSections(sections)) {
+    let from = 0;
+    while (section.text.length - from > maxChars) {
+      const end = from + partEnd(section.text.slice(from), maxChars);
+      add({ section: { ...section, text: section.text.slice(from, end) }, at: at + from });
+      from = end;
+    }
+    add({ section: from === 0 ? section : { ...section, text: section.text.slice(from) }, at: at + from });
+  }
+  return parts;
+}
+
 export function chunkSections(sections: Section[], opts: ChunkOptions): Chunk[] {
+  return chunkPlaced(placeSections(sections), opts);
+}
+
+/** Chunks of sections whose places in the document are given (a part of it: chunkParts). */
+export function chunkPlaced(placed: PlacedSection[], opts: ChunkOptions): Chunk[] {
   const chunks: Chunk[] = [];
   const repeatMax = Math.floor(opts.maxTokens * REPEAT_SHARE);
   const fitted = new Map<string, string>();
-  let offset = 0;
-  for (const section of sections) {
+  for (const { section, at: offset } of placed) {
     const text = section.text;
     let line = section.repeat ? fitted.get(section.repeat) : "";
     if (line === undefined) fitted.set(section.repeat!, (line = fitRepeat(section.repeat!, repeatMax, opts.countTokens)));
@@ -135,7 +195,6 @@ export function chunkSections(sections: Section[], opts: ChunkOptions): Chunk[] 
       while (back - 1 > i && overlap + pieces[back - 1]!.tokens <= overlapMax) overlap += pieces[--back]!.tokens;
       i = back;
     }
-    offset += text.length + 2;
   }
   return chunks;
 }

@@ -11,7 +11,8 @@ import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
 import { PermanentJobError, type JobContext } from "../../../platform/jobs/queue";
 import { relaxed } from "../../../platform/db/durability";
-import type { KnowledgeEmbedder } from "../embedder";
+import type { ChunkedPart, KnowledgeEmbedder } from "../embedder";
+import type { Chunk } from "./chunk";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFiles } from "../table";
 import type { ContentStore } from "../content";
@@ -31,7 +32,8 @@ export const EMBED_BATCH = 8;
  * The version of how files are cut into chunks (parse.ts, chunk.ts, the worker's window and overlap)
  * and of what their vectors are computed from (context.ts). Bump it with any change to either: at
  * the next start every file cut by an older version is parsed, cut and embedded again
- * (catchUpEmbeddings), without anyone asking.
+ * (catchUpEmbeddings), without anyone asking. Not bumped for chunking in parts (chunkParts): it
+ * moves a chunk boundary or two in sections over 16 KB, and those already cut are as good.
  */
 export const CHUNKING_VERSION = 3;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
@@ -115,12 +117,15 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
       const lane = `workspace:${file.productId}`;
-      const { chunks, embedded } = await embedder.chunk(sections, file.name, lane);
-      if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
-      if (chunks.length > maxChunks) {
-        throw new PermanentJobError(`the file makes ${chunks.length} chunks, more than ${maxChunks} chunks per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
+      const chunks: Chunk[] = [];
+      let embedded: ChunkedPart["embedded"];
+      for await (const part of embedder.chunk(sections, file.name, lane)) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        chunks.push(...part.chunks);
+        embedded = part.embedded;
+        if (chunks.length > maxChunks) throw new PermanentJobError(`the file makes more than ${maxChunks} chunks, the limit per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
       }
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (chunks.length === 0) throw new PermanentJobError("the file's text produced no chunks");
       // Starting over: chunks of an earlier, interrupted run go first (their vectors by trigger). The
       // rest is written in short transactions; a crash in between is fine, the job starts over.
       relaxed(db, () => db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run());

@@ -4,7 +4,7 @@
 import { loadEmbedder, type EmbedderOptions, type LoadedEmbedder } from "../../../platform/ml/transformers";
 import { serveWorker } from "../../../platform/ml/worker-client";
 import { lowerThreadPriority } from "../../../platform/priority";
-import { chunkSections } from "./chunk";
+import { chunkPlaced, type PlacedSection } from "./chunk";
 import { chunkContext, embeddingText } from "./context";
 import type { Section } from "./parse";
 
@@ -35,20 +35,20 @@ serveWorker({
   quiesce: async () => void (await loading?.catch(() => undefined)),
 
   /**
-   * Chunks the sections of the file named `fileName`, each chunk sized to fit the window with its
+   * Chunks a part of the file named `fileName` (chunkParts), each chunk sized to fit the window with its
    * context line (context.ts); when their text is at most `embedWithin` characters, embeds them in the same turn.
    */
-  async chunk({ sections, fileName, maxTokens, embedWithin = 0 }: { sections: Section[]; fileName: string; maxTokens: number; embedWithin?: number }) {
+  async chunk({ placed, fileName, maxTokens, embedWithin = 0 }: { placed: PlacedSection[]; fileName: string; maxTokens: number; embedWithin?: number }) {
     const embedder = await loading?.catch(() => undefined);
     const count = embedder ? embedder.countTokens : estimateTokens;
     const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
     const contextOf = (s: Section) => chunkContext(fileName, s.headings);
-    const chunks = chunkSections(sections, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count, contextOf });
+    const chunks = chunkPlaced(placed, { maxTokens: window, overlapTokens: OVERLAP_TOKENS, countTokens: count, contextOf });
     const small = embedder && chunks.length > 0 && chunks.reduce((n, c) => n + c.text.length, 0) <= embedWithin;
     // A failed embedding here is retried by the ingestion's own embed step.
     const texts = chunks.map((c) => embeddingText(chunkContext(fileName, c.headings), c.text));
     const embedded = small ? await embedAll(embedder, texts).catch(() => ({})) : {};
-    return { chunks, counted: embedder ? "model" : "estimate", ...embedded };
+    return { chunks, ...embedded };
   },
 
   async embed({ texts }: { texts: string[] }) {
