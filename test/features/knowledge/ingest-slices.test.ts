@@ -108,3 +108,30 @@ describe("kill -9 in the middle of an ingestion", () => {
     expect(row).toEqual({ n: after.chunk_count, o: after.chunk_count, v: after.chunk_count });
   }, 180_000);
 });
+
+describe("deleted during ingestion", () => {
+  test("a file deleted while it is embedded: the job stops at its next batch and no vector outlives the file's chunks", async () => {
+    const h = await createHarness();
+    try {
+      const jwt = await h.login();
+      const ws = await defaultWorkspaceId(h, jwt);
+      h.services.start();
+      const id = await uploadText(h, jwt, ws, "long.txt", manyParagraphs(60));
+      const sql = h.services.storage.sqlite;
+      const state = () => sql.query("SELECT status, progress FROM knowledge_files WHERE id = ?").get(id) as { status: string; progress: number } | null;
+      // Embedding has begun: some vectors are written, most are not.
+      for (let i = 0; i < 3000 && !(state()!.progress > 0.2 && state()!.progress < 0.5); i++) await Bun.sleep(10);
+      expect(state()!.status).toBe("processing");
+
+      expect((await h.call("DELETE", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).status).toBe(200);
+      await h.services.jobs.idle();
+      const orphans = sql.query("SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)").get() as { n: number };
+      expect(orphans.n).toBe(0);
+      expect(state()).toBeNull();
+      const job = sql.query("SELECT status, attempts, last_error AS error FROM jobs WHERE payload LIKE ?").get(`%${id}%`) as { status: string; attempts: number; error: string | null };
+      expect(job).toEqual({ status: "done", attempts: 1, error: null });
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+});

@@ -68,9 +68,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
     return parseIsolated(file.format, bytes, limits, signal);
   };
 
+  /** False once the file is deleted (its chunks and vectors went with it): the job stops at its next step. */
+  const stillThere = (id: string) => fileById.get({ id }) !== undefined;
+
   /**
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
-   * their vectors already, in order (a small file, embedded with its chunking).
+   * their vectors already, in order (a small file, embedded with its chunking). Stops when the file
+   * is deleted meanwhile: vectors written after that would name chunks that are gone.
    */
   async function embedFile(file: { id: string; name: string; knowledgeBaseId: string }, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
     const fileId = file.id;
@@ -84,14 +88,18 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       if (ctx.signal.aborted) throw ctx.signal.reason;
       const batch = chunks.slice(i, i + EMBED_BATCH);
       const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => embeddingText(chunkContext(file.name, c.headings), c.text)), lane);
-      relaxed(db, () =>
+      const written = relaxed(db, () =>
         db.transaction(() => {
+          if (!stillThere(fileId)) return false;
           vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId: file.knowledgeBaseId, vector: vs[j]! })));
           updateFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
+          return true;
         }),
       );
+      if (!written) return false;
     }
     setFile(fileId, { embeddingModel: embedder.model, embeddedAt: now() });
+    return true;
   }
 
   return {
@@ -121,6 +129,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       let embedded: ChunkedPart["embedded"];
       for await (const part of embedder.chunk(sections, file.name, lane)) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (!stillThere(fileId)) return;
         chunks.push(...part.chunks);
         embedded = part.embedded;
         if (chunks.length > maxChunks) throw new PermanentJobError(`the file makes more than ${maxChunks} chunks, the limit per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -131,6 +140,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       relaxed(db, () => db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run());
       for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (!stillThere(fileId)) return;
         const rows = chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
           fileId,
           knowledgeBaseId: file.knowledgeBaseId,
@@ -152,9 +162,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       if (state.state === "unavailable") {
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
-      } else {
-        await embedFile(file, lane, ctx, 0.2, 1, embedded);
-      }
+      } else if (!(await embedFile(file, lane, ctx, 0.2, 1, embedded))) return;
       setFile(fileId, { status: "ready", progress: 1 });
     },
 
