@@ -13,7 +13,7 @@ const EMAIL = "bench@localhost";
 const BACKLOG = { files: 20, sections: 20, paragraphs: 8 }; // ≈ 100 chunks of ≈ 180 tokens per file
 /** One .txt of ≈ 4 MB (a single section): seconds of tokenizing in the inference worker. */
 const LARGE = { sections: 1000, paragraphs: 8 };
-const ROUNDS = 3;
+const ROUNDS = 7;
 const POLL_MS = 25;
 const TIMEOUT_MS = 120_000;
 const GOALS = { ratio: 2 };
