@@ -135,3 +135,37 @@ describe("deleted during ingestion", () => {
     }
   }, 60_000);
 });
+
+describe("replaced during ingestion", () => {
+  test("a file whose content is replaced while it is embedded: the old job stops, no vector outlives its chunks, and the file is ready only with the new content", async () => {
+    const h = await createHarness();
+    try {
+      const jwt = await h.login();
+      const ws = await defaultWorkspaceId(h, jwt);
+      h.services.start();
+      const id = await uploadText(h, jwt, ws, "long.txt", manyParagraphs(60));
+      const sql = h.services.storage.sqlite;
+      const state = () => sql.query("SELECT status, progress, chunk_count AS count FROM knowledge_files WHERE id = ?").get(id) as { status: string; progress: number; count: number };
+      for (let i = 0; i < 3000 && !(state().progress > 0.2 && state().progress < 0.5); i++) await Bun.sleep(10);
+      expect(state().status).toBe("processing");
+
+      const fd = new FormData();
+      fd.append("file", new File(["The lighthouse keeper logs the weather at dawn."], "long.txt"));
+      expect((await h.call("PUT", `/api/knowledge-base/storage/file/${id}`, { token: jwt, raw: fd })).status).toBe(202);
+      // Looked at every turn of the event loop, as a client polling would: the first time it is ready, it holds the new content.
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && state().status !== "ready" && state().status !== "failed") await new Promise((r) => setImmediate(r));
+      expect(state()).toMatchObject({ status: "ready", count: 1 });
+      const texts = sql.query("SELECT text FROM knowledge_chunks WHERE file_id = ?").all(id) as { text: string }[];
+      expect(texts.map((t) => t.text)).toEqual(["The lighthouse keeper logs the weather at dawn."]);
+      await h.services.jobs.idle();
+      const orphans = sql.query("SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)").get() as { n: number };
+      expect(orphans.n).toBe(0);
+      expect((sql.query("SELECT count(*) AS n FROM knowledge_vectors_384").get() as { n: number }).n).toBe(1);
+      const jobs = sql.query("SELECT status, attempts FROM jobs WHERE payload LIKE ? ORDER BY created_at").all(`%${id}%`);
+      expect(jobs).toEqual([{ status: "done", attempts: 1 }, { status: "done", attempts: 1 }]);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
+});

@@ -68,16 +68,20 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
     return parseIsolated(file.format, bytes, limits, signal);
   };
 
-  /** False once the file is deleted (its chunks and vectors went with it): the job stops at its next step. */
-  const stillThere = (id: string) => fileById.get({ id }) !== undefined;
+  /**
+   * False once the file is deleted or its content replaced (its chunks and vectors went with the old
+   * content, and a new job is queued for the new): the job stops at its next step.
+   */
+  const stillCurrent = (file: { id: string; contentId: string }) => fileById.get({ id: file.id })?.contentId === file.contentId;
 
   /**
    * Embeds a file's stored chunks in batches, writing progress between `from` and `to`; `embedded`:
    * their vectors already, in order (a small file, embedded with its chunking). Stops when the file
-   * is deleted meanwhile: vectors written after that would name chunks that are gone.
+   * is deleted or replaced meanwhile: vectors written after that would name chunks that are gone.
    */
-  async function embedFile(file: { id: string; name: string; knowledgeBaseId: string }, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
+  async function embedFile(file: { id: string; contentId: string; name: string; knowledgeBaseId: string }, lane: string, ctx: JobContext, from: number, to: number, embedded?: { dim: number; vectors: Float32Array[] }) {
     const fileId = file.id;
+    if (!stillCurrent(file)) return false;
     const chunks = db
       .select({ id: knowledgeChunks.id, text: knowledgeChunks.text, headings: knowledgeChunks.headings })
       .from(knowledgeChunks)
@@ -90,7 +94,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       const { dim, vectors: vs } = embedded?.vectors.length === chunks.length ? { dim: embedded.dim, vectors: embedded.vectors.slice(i, i + EMBED_BATCH) } : await embedder.embed(batch.map((c) => embeddingText(chunkContext(file.name, c.headings), c.text)), lane);
       const written = relaxed(db, () =>
         db.transaction(() => {
-          if (!stillThere(fileId)) return false;
+          if (!stillCurrent(file)) return false;
           vectors.put(dim, batch.map((c, j) => ({ chunkId: c.id, knowledgeBaseId: file.knowledgeBaseId, vector: vs[j]! })));
           updateFile(fileId, { progress: from + ((to - from) * Math.min(chunks.length, i + batch.length)) / chunks.length });
           return true;
@@ -107,21 +111,25 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
     async ingest({ fileId }: { fileId: string }, ctx: JobContext) {
       const file = fileById.get({ id: fileId });
       if (!file) return; // deleted while queued
-      setFile(fileId, { status: "processing", progress: 0.02, error: null });
+      /** Writes the job's progress on the file, unless the file was deleted or replaced meanwhile (then false: the job ends). */
+      const step = (patch: FilePatch) => relaxed(db, () => stillCurrent(file) && (updateFile(fileId, patch), true));
+      step({ status: "processing", progress: 0.02, error: null });
 
       let sections;
       try {
         sections = await parse(file, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
+        if (!stillCurrent(file)) return; // the new content's job decides what the file is
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
       }
+      if (!stillCurrent(file)) return;
       if (!sections.some((s) => s.text.trim())) {
         throw new PermanentJobError(
           file.format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index",
         );
       }
-      setFile(fileId, { progress: 0.1 });
+      if (!step({ progress: 0.1 })) return;
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
       const lane = `workspace:${file.productId}`;
@@ -129,7 +137,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       let embedded: ChunkedPart["embedded"];
       for await (const part of embedder.chunk(sections, file.name, lane)) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        if (!stillThere(fileId)) return;
+        if (!stillCurrent(file)) return;
         chunks.push(...part.chunks);
         embedded = part.embedded;
         if (chunks.length > maxChunks) throw new PermanentJobError(`the file makes more than ${maxChunks} chunks, the limit per file (HEARTH_MAX_CHUNKS_PER_FILE)`);
@@ -140,7 +148,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       relaxed(db, () => db.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, fileId)).run());
       for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        if (!stillThere(fileId)) return;
+        if (!stillCurrent(file)) return;
         const rows = chunks.slice(i, i + INSERT_BATCH).map((c, j) => ({
           fileId,
           knowledgeBaseId: file.knowledgeBaseId,
@@ -156,14 +164,14 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
         relaxed(db, () => db.insert(knowledgeChunks).values(rows).run());
         await new Promise((resolve) => setImmediate(resolve));
       }
-      setFile(fileId, { chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null });
+      if (!step({ chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null })) return;
 
       const state = await embedder.status();
       if (state.state === "unavailable") {
         // Keyword search works now; the vectors follow once the model is there (catchUp).
         log.warn("file stored without vectors: embedder unavailable", { fileId, reason: state.reason });
       } else if (!(await embedFile(file, lane, ctx, 0.2, 1, embedded))) return;
-      setFile(fileId, { status: "ready", progress: 1 });
+      step({ status: "ready", progress: 1 });
     },
 
     /** Marks a file failed for good (the queue's onFailed hook, in the job's own full commit). */
