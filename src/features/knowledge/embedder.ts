@@ -38,15 +38,15 @@ export interface KnowledgeEmbedder {
 }
 
 /**
- * Characters of text per inference request: one chunk of a file (~250 word pieces, ~40 ms on 2
+ * Characters of text per inference request: one chunk of a file (~250 word pieces, 50-80 ms on 2
  * cores), or a few short texts together. On 2 cores a batch of 1 embeds as many texts a second as a
  * batch of 8 (per-text time is flat, larger batches only pad more), so throughput does not suffer.
  */
 export const SUB_BATCH_CHARS = 512;
 /**
- * Characters of section text per chunking request: ~30-45 ms of the model's tokenizer on this
- * class of machine, less than one embedding sub-batch. As one request, a 4 MB text file held the
- * worker, and every other workspace's upload and every search behind it, for seconds.
+ * Characters of section text per chunking request: ~10 ms of the model's tokenizer on 2 cores
+ * (p90 13), less than one embedding sub-batch. As one request, a 4 MB text file held the worker,
+ * and every other workspace's upload and every search behind it, for 8-9 s (a 20 MB one, 41 s).
  */
 export const CHUNK_PART_CHARS = 16 * 1024;
 /** The lane of search queries and other interactive embeddings: served in turn with ingestion's. */

@@ -67,6 +67,16 @@ describe("chunking", () => {
     }
   });
 
+  test("the tokenizer reads the text about twice (its sentences, then each chunk), not again at every coarser level", () => {
+    const text = Array.from({ length: 200 }, (_, p) => Array.from({ length: 3 }, (_, l) => `Line ${l} of paragraph ${p} says one thing. It then says another.`).join("\n")).join("\n\n");
+    let counted = 0;
+    const counting = (t: string) => ((counted += t.length), words(t));
+    const chunks = chunkSections([{ text, headings: [] }], { maxTokens: 60, overlapTokens: 8, countTokens: counting });
+    expect(chunks.length).toBeGreaterThan(50);
+    // Counting every paragraph, line and the whole section as well made it 5.1 times the text.
+    expect(counted / text.length).toBeLessThan(2.5);
+  });
+
   test("offsets of later sections account for the blank line between sections", () => {
     const chunks = chunkSections(
       [

@@ -34,7 +34,9 @@ const SEPARATORS = [/\n{2,}/g, /\n/g, /(?<=[.!?;:])\s+/g, /\s+/g];
 const ALWAYS_SPLIT_TO = 3;
 
 function split(text: string, start: number, end: number, max: number, count: (t: string) => number, level: number, boundary: number): Piece[] {
-  const tokens = count(text.slice(start, end));
+  // Above sentences the text is cut whatever its size, so it is not counted there (it was three
+  // passes of the tokenizer over every character, for nothing).
+  const tokens = level >= ALWAYS_SPLIT_TO ? count(text.slice(start, end)) : 0;
   if (level >= ALWAYS_SPLIT_TO && tokens <= max) return text.slice(start, end).trim() ? [{ start, end, tokens, boundary }] : [];
   const sep = SEPARATORS[level];
   if (!sep) {
