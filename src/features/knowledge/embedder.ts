@@ -6,8 +6,7 @@ import { createWorkerClient } from "../../platform/ml/worker-client";
 import { workerUrl } from "../../platform/native";
 import { modelPresence } from "../../platform/ml/models";
 import type { CheckState } from "../system/health";
-import { chunkParts, type Chunk } from "./ingest/chunk";
-import type { Section } from "./ingest/parse";
+import type { Chunk } from "./ingest/chunk";
 
 /** The chunks of one part of a document, and their vectors when they came embedded. */
 export interface ChunkedPart {
@@ -20,15 +19,15 @@ export interface KnowledgeEmbedder {
   status(): Promise<{ state: "loading" | "ok" | "unavailable"; reason?: string; dim?: number }>;
   health(): Promise<CheckState>;
   /**
-   * The sections of the file named `fileName` (its title goes into each chunk's vector, context.ts)
-   * in chunks, one part of the document after the other (chunkParts, CHUNK_PART_CHARS each), each
-   * part a request that waits for `lane`'s turn in the worker (a workspace; see embed): another
+   * The file named `fileName` (its title goes into each chunk's vector, context.ts) in chunks, one
+   * part of the document after the other (`parts`: documentParts, as the parser child gives them),
+   * each part a request that waits for `lane`'s turn in the worker (a workspace; see embed): another
    * workspace's upload or a search waits for one part of a large file, never for all of it. A
    * document of one part whose chunks hold at most one sub-batch of text comes back embedded too
    * (`embedded`, in order): a small file takes one turn in the worker instead of two, so it waits
    * for another workspace's work once, not twice.
    */
-  chunk(sections: Section[], fileName: string, lane?: string): AsyncGenerator<ChunkedPart>;
+  chunk(parts: string[], fileName: string, lane?: string): AsyncGenerator<ChunkedPart>;
   /**
    * One vector per text; rejects when the model is unavailable. Lanes take turns sub-batch by
    * sub-batch: ingestion passes its workspace; by default the texts go in the lane of queries.
@@ -43,12 +42,6 @@ export interface KnowledgeEmbedder {
  * batch of 8 (per-text time is flat, larger batches only pad more), so throughput does not suffer.
  */
 export const SUB_BATCH_CHARS = 512;
-/**
- * Characters of section text per chunking request: ~10 ms of the model's tokenizer on 2 cores
- * (p90 13), less than one embedding sub-batch. As one request, a 4 MB text file held the worker,
- * and every other workspace's upload and every search behind it, for 8-9 s (a 20 MB one, 41 s).
- */
-export const CHUNK_PART_CHARS = 16 * 1024;
 /** The lane of search queries and other interactive embeddings: served in turn with ingestion's. */
 export const QUERY_LANE = "query";
 
@@ -114,13 +107,12 @@ export function createKnowledgeEmbedder(opts: { modelsDir: string; model: string
       if (s.state === "loading") return { status: "loading", detail: opts.model };
       return { status: "unavailable", reason: s.reason ?? "unknown" };
     },
-    async *chunk(sections, fileName, lane) {
+    async *chunk(parts, fileName, lane) {
       asked = true;
       type Reply = { chunks: Chunk[]; dim?: number; vectors?: Float32Array };
-      const parts = chunkParts(sections, CHUNK_PART_CHARS);
       const embedWithin = parts.length === 1 ? SUB_BATCH_CHARS : 0;
-      for (const placed of parts) {
-        const r = await client.call<Reply>("chunk", { placed, fileName, maxTokens: opts.maxTokens, embedWithin }, [], lane);
+      for (const part of parts) {
+        const r = await client.call<Reply>("chunk", { part, fileName, maxTokens: opts.maxTokens, embedWithin }, [], lane);
         yield { chunks: r.chunks, ...(r.vectors && r.dim ? { embedded: { dim: r.dim, vectors: split(r.vectors, r.dim) } } : {}) };
       }
     },

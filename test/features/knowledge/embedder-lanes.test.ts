@@ -2,17 +2,18 @@
 // most one sub-batch of workspace A's big batch, not for all of it (the real model).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { CHUNK_PART_CHARS, createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type ChunkedPart, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
-import type { Chunk } from "../../../src/features/knowledge/ingest/chunk";
+import { createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type ChunkedPart, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
+import { documentParts, PART_CHARS, type Chunk } from "../../../src/features/knowledge/ingest/chunk";
+import type { Section } from "../../../src/features/knowledge/ingest/parse";
 import { TEST_MODELS_DIR } from "../../support/models";
 
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 const chunkText = (i: number) => Array.from({ length: 40 }, (_, j) => `record ${i}-${j} of the archive`).join(", ");
 
-/** Every part of a document's chunking together: its chunks, and its vectors when they came with it. */
-async function chunkAll(embedder: KnowledgeEmbedder, ...args: Parameters<KnowledgeEmbedder["chunk"]>) {
+/** A document's chunking, every part together: its chunks, and its vectors when they came with it. */
+async function chunkAll(embedder: KnowledgeEmbedder, sections: Section[], fileName: string, lane: string) {
   const out: { chunks: Chunk[]; parts: number; embedded?: ChunkedPart["embedded"] } = { chunks: [], parts: 0 };
-  for await (const part of embedder.chunk(...args)) {
+  for await (const part of embedder.chunk(documentParts(sections), fileName, lane)) {
     out.chunks.push(...part.chunks);
     out.parts++;
     out.embedded = part.embedded;
@@ -80,7 +81,7 @@ describe("embedding lanes", () => {
     await Bun.sleep(20);
     const b = chunkAll(embedder, [{ text: "The badge office opens at nine.", headings: [] }], "note.txt", "workspace:B").then((r) => ((bMs = performance.now() - t0), r));
     const [ra, rb] = await Promise.all([a, b]);
-    expect(ra.parts).toBeGreaterThanOrEqual(Math.floor(document.length / CHUNK_PART_CHARS));
+    expect(ra.parts).toBeGreaterThanOrEqual(Math.floor(document.length / PART_CHARS));
     expect(bMs).toBeLessThan(aMs / 3);
     expect(rb.embedded?.vectors).toHaveLength(1);
     // Every chunk's offsets point at its own text in the whole document, and together they cover every paragraph.

@@ -1,11 +1,13 @@
 // Runs a parser in a child process that is killed when it runs too long or grows too big, so a
 // hostile file (zip bomb, billion laughs, looping PDF) fails its ingestion while the server keeps
 // its memory and stays responsive. The child is started and watched from a thread of its own, the
-// parser launcher (launch.ts); the event loop only hands it the file and parses the answer.
+// parser launcher (launch.ts); the event loop only hands it the file and gets the document back in
+// parts (chunk.ts documentParts), JSON it passes on to the inference worker unparsed.
 import { workerUrl } from "../../../platform/native";
 import { ownsBuffer, replyThread } from "../../../platform/reply-thread";
 import type { FileFormat } from "./detect";
-import { parseDocument, ParseError, PARSE_CAPS, type Section } from "./parse";
+import { parseDocument, ParseError, PARSE_CAPS } from "./parse";
+import { documentParts } from "./chunk";
 
 export interface IsolationLimits {
   timeoutMs: number;
@@ -24,7 +26,7 @@ export type ParseSource = { bytes: Uint8Array } | StoredFile;
 /** A stored upload: its pieces (knowledge/content.ts) in the database file at `dbPath`. */
 export type StoredFile = { dbPath: string; contentId: string; size: number };
 export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; source: ParseSource; limits: IsolationLimits } | { op: "abort"; id: number };
-export type LaunchReply = { id: number; ok: true; out: string } | { id: number; ok: false; parseError: boolean; message: string };
+export type LaunchReply = { id: number; ok: true; parts: string[] } | { id: number; ok: false; parseError: boolean; message: string };
 
 /** How long past a parse's time limit the launcher may take to answer (it kills the child at the limit). */
 const LAUNCHER_GRACE_MS = 10_000;
@@ -36,20 +38,20 @@ const LAUNCHER_GRACE_MS = 10_000;
 const launcher = replyThread<LaunchReply>(workerUrl("features/knowledge/ingest/launch-worker.ts"), "the parser launcher");
 
 /**
- * The sections of `bytes` parsed in a child process under `limits`; a ParseError says why there are
- * none. `bytes` is moved to the launcher thread when it is a whole buffer of its own (it is empty
+ * The document in `bytes`, parsed in a child process under `limits`, in parts (documentParts); a
+ * ParseError says why there are none (also when it holds no text). `bytes` is moved to the launcher thread when it is a whole buffer of its own (it is empty
  * afterwards): copying a 50 MB upload held the event loop 30-200 ms. Pass a copy to keep it.
  */
-export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<string[]> {
   return launch(format, { bytes }, ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
 }
 
 /** The same for a stored upload: the launcher reads its bytes from the database, the event loop never holds them. */
-export function parseStoredFile(format: FileFormat, stored: StoredFile, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<Section[]> {
+export function parseStoredFile(format: FileFormat, stored: StoredFile, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<string[]> {
   return launch(format, stored, [], limits, signal);
 }
 
-async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBuffer[], limits: IsolationLimits, signal?: AbortSignal): Promise<Section[]> {
+async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBuffer[], limits: IsolationLimits, signal?: AbortSignal): Promise<string[]> {
   const { id, reply } = launcher.call((id) => ({ op: "parse", id, format, source, limits }) satisfies LaunchRequest, transfer);
   const onAbort = () => launcher.post({ op: "abort", id } satisfies LaunchRequest);
   signal?.addEventListener("abort", onAbort);
@@ -63,7 +65,7 @@ async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBu
   try {
     const r = await reply;
     if (!r.ok) throw r.parseError ? new ParseError(r.message) : new Error(r.message);
-    return JSON.parse(r.out) as Section[];
+    return r.parts;
   } finally {
     clearTimeout(late);
     signal?.removeEventListener("abort", onAbort);
@@ -76,12 +78,17 @@ async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBu
  */
 const MAX_REASON_CHARS = 300;
 
-/** The child's side: bytes on stdin, sections as JSON on stdout; exit 3 with a reason on stderr. */
+/** Why a document yields nothing to index. */
+export const noTextReason = (format: FileFormat) => (format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index");
+
+/** The child's side: bytes on stdin, the document's parts on stdout, a line each; exit 3 with a reason on stderr. */
 export async function runParseChild(format: string): Promise<void> {
   const bytes = new Uint8Array(await Bun.stdin.arrayBuffer());
   try {
     const sections = await parseDocument(format as FileFormat, bytes);
-    await Bun.write(Bun.stdout, JSON.stringify(sections));
+    if (!sections.some((s) => s.text.trim())) throw new ParseError(noTextReason(format as FileFormat));
+    // A part's JSON holds no raw line break, so one per line.
+    await Bun.write(Bun.stdout, documentParts(sections).join("\n"));
     process.exit(0);
   } catch (e) {
     const message = e instanceof ParseError ? e.message : e instanceof RangeError ? "the file is nested too deeply to parse" : `the file could not be parsed: ${(e as Error).message}`;

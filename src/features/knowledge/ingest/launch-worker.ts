@@ -17,7 +17,8 @@ const answer = (reply: LaunchReply) => postMessage(reply);
   try {
     const bytes = "bytes" in req.source ? req.source.bytes : readStoredFile(req.source.dbPath, req.source.contentId, req.source.size);
     if (!bytes) throw new ParseError("the file's bytes are missing");
-    answer({ id: req.id, ok: true, out: await launchParser(req.format, bytes, req.limits, abort.signal) });
+    const out = await launchParser(req.format, bytes, req.limits, abort.signal);
+    answer({ id: req.id, ok: true, parts: out ? out.split("\n") : [] });
   } catch (e) {
     answer({ id: req.id, ok: false, parseError: e instanceof ParseError, message: (e as Error).message });
   } finally {

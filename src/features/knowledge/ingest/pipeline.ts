@@ -16,7 +16,7 @@ import type { Chunk } from "./chunk";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFiles } from "../table";
 import type { ContentStore } from "../content";
-import { parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { noTextReason, parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import type { FileFormat } from "./detect";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
@@ -115,27 +115,23 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
       const step = (patch: FilePatch) => relaxed(db, () => stillCurrent(file) && (updateFile(fileId, patch), true));
       step({ status: "processing", progress: 0.02, error: null });
 
-      let sections;
+      let parts;
       try {
-        sections = await parse(file, ctx.signal);
+        parts = await parse(file, ctx.signal);
       } catch (e) {
         if (ctx.signal.aborted) throw e;
         if (!stillCurrent(file)) return; // the new content's job decides what the file is
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
       }
       if (!stillCurrent(file)) return;
-      if (!sections.some((s) => s.text.trim())) {
-        throw new PermanentJobError(
-          file.format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index",
-        );
-      }
+      if (parts.length === 0) throw new PermanentJobError(noTextReason(file.format));
       if (!step({ progress: 0.1 })) return;
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
       const lane = `workspace:${file.productId}`;
       const chunks: Chunk[] = [];
       let embedded: ChunkedPart["embedded"];
-      for await (const part of embedder.chunk(sections, file.name, lane)) {
+      for await (const part of embedder.chunk(parts, file.name, lane)) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
         if (!stillCurrent(file)) return;
         chunks.push(...part.chunks);

@@ -35,10 +35,12 @@ serveWorker({
   quiesce: async () => void (await loading?.catch(() => undefined)),
 
   /**
-   * Chunks a part of the file named `fileName` (chunkParts), each chunk sized to fit the window with its
-   * context line (context.ts); when their text is at most `embedWithin` characters, embeds them in the same turn.
+   * Chunks a part of the file named `fileName` (the JSON of its placed sections: documentParts), each
+   * chunk sized to fit the window with its context line (context.ts); when their text is at most
+   * `embedWithin` characters, embeds them in the same turn.
    */
-  async chunk({ placed, fileName, maxTokens, embedWithin = 0 }: { placed: PlacedSection[]; fileName: string; maxTokens: number; embedWithin?: number }) {
+  async chunk({ part, fileName, maxTokens, embedWithin = 0 }: { part: string; fileName: string; maxTokens: number; embedWithin?: number }) {
+    const placed = JSON.parse(part) as PlacedSection[];
     const embedder = await loading?.catch(() => undefined);
     const count = embedder ? embedder.countTokens : estimateTokens;
     const window = (embedder?.maxTokens ?? maxTokens) - SPECIAL_TOKENS;
