@@ -109,61 +109,54 @@ describe("kill -9 in the middle of an ingestion", () => {
   }, 180_000);
 });
 
-describe("deleted during ingestion", () => {
-  test("a file deleted while it is embedded: the job stops at its next batch and no vector outlives the file's chunks", async () => {
-    const h = await createHarness();
-    try {
-      const jwt = await h.login();
-      const ws = await defaultWorkspaceId(h, jwt);
-      h.services.start();
-      const id = await uploadText(h, jwt, ws, "long.txt", manyParagraphs(60));
-      const sql = h.services.storage.sqlite;
-      const state = () => sql.query("SELECT status, progress FROM knowledge_files WHERE id = ?").get(id) as { status: string; progress: number } | null;
-      // Embedding has begun: some vectors are written, most are not.
-      for (let i = 0; i < 3000 && !(state()!.progress > 0.2 && state()!.progress < 0.5); i++) await Bun.sleep(10);
-      expect(state()!.status).toBe("processing");
+/** A harness with "long.txt" (~120 chunks) uploaded and its embedding under way: some vectors written, most not. */
+async function whileEmbedding() {
+  const h = await createHarness();
+  const jwt = await h.login();
+  h.services.start();
+  const id = await uploadText(h, jwt, await defaultWorkspaceId(h, jwt), "long.txt", manyParagraphs(60));
+  const sql = h.services.storage.sqlite;
+  const state = () => sql.query("SELECT status, progress, chunk_count AS count FROM knowledge_files WHERE id = ?").get(id) as { status: string; progress: number; count: number } | null;
+  for (let i = 0; i < 3000 && !(state()!.progress > 0.2 && state()!.progress < 0.5); i++) await Bun.sleep(10);
+  expect(state()!.status).toBe("processing");
+  const orphanVectors = () => (sql.query("SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)").get() as { n: number }).n;
+  const jobsOfFile = () => sql.query("SELECT status, attempts, last_error AS error FROM jobs WHERE payload LIKE ? ORDER BY created_at").all(`%${id}%`);
+  return { h, jwt, id, sql, state, orphanVectors, jobsOfFile };
+}
 
+describe("deleted or replaced during ingestion", () => {
+  test("a file deleted while it is embedded: the job stops at its next batch and no vector outlives the file's chunks", async () => {
+    const { h, jwt, id, state, orphanVectors, jobsOfFile } = await whileEmbedding();
+    try {
       expect((await h.call("DELETE", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).status).toBe(200);
       await h.services.jobs.idle();
-      const orphans = sql.query("SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)").get() as { n: number };
-      expect(orphans.n).toBe(0);
+      expect(orphanVectors()).toBe(0);
       expect(state()).toBeNull();
-      const job = sql.query("SELECT status, attempts, last_error AS error FROM jobs WHERE payload LIKE ?").get(`%${id}%`) as { status: string; attempts: number; error: string | null };
-      expect(job).toEqual({ status: "done", attempts: 1, error: null });
+      expect(jobsOfFile()).toEqual([{ status: "done", attempts: 1, error: null }]);
     } finally {
       await h.close();
     }
   }, 60_000);
-});
 
-describe("replaced during ingestion", () => {
   test("a file whose content is replaced while it is embedded: the old job stops, no vector outlives its chunks, and the file is ready only with the new content", async () => {
-    const h = await createHarness();
+    const { h, jwt, id, sql, state, orphanVectors, jobsOfFile } = await whileEmbedding();
     try {
-      const jwt = await h.login();
-      const ws = await defaultWorkspaceId(h, jwt);
-      h.services.start();
-      const id = await uploadText(h, jwt, ws, "long.txt", manyParagraphs(60));
-      const sql = h.services.storage.sqlite;
-      const state = () => sql.query("SELECT status, progress, chunk_count AS count FROM knowledge_files WHERE id = ?").get(id) as { status: string; progress: number; count: number };
-      for (let i = 0; i < 3000 && !(state().progress > 0.2 && state().progress < 0.5); i++) await Bun.sleep(10);
-      expect(state().status).toBe("processing");
-
       const fd = new FormData();
       fd.append("file", new File(["The lighthouse keeper logs the weather at dawn."], "long.txt"));
       expect((await h.call("PUT", `/api/knowledge-base/storage/file/${id}`, { token: jwt, raw: fd })).status).toBe(202);
       // Looked at every turn of the event loop, as a client polling would: the first time it is ready, it holds the new content.
       const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline && state().status !== "ready" && state().status !== "failed") await new Promise((r) => setImmediate(r));
+      while (Date.now() < deadline && state()!.status !== "ready" && state()!.status !== "failed") await new Promise((r) => setImmediate(r));
       expect(state()).toMatchObject({ status: "ready", count: 1 });
       const texts = sql.query("SELECT text FROM knowledge_chunks WHERE file_id = ?").all(id) as { text: string }[];
       expect(texts.map((t) => t.text)).toEqual(["The lighthouse keeper logs the weather at dawn."]);
       await h.services.jobs.idle();
-      const orphans = sql.query("SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)").get() as { n: number };
-      expect(orphans.n).toBe(0);
+      expect(orphanVectors()).toBe(0);
       expect((sql.query("SELECT count(*) AS n FROM knowledge_vectors_384").get() as { n: number }).n).toBe(1);
-      const jobs = sql.query("SELECT status, attempts FROM jobs WHERE payload LIKE ? ORDER BY created_at").all(`%${id}%`);
-      expect(jobs).toEqual([{ status: "done", attempts: 1 }, { status: "done", attempts: 1 }]);
+      expect(jobsOfFile()).toEqual([
+        { status: "done", attempts: 1, error: null },
+        { status: "done", attempts: 1, error: null },
+      ]);
     } finally {
       await h.close();
     }
