@@ -261,6 +261,8 @@ export async function createServices({ config, storage, clock = systemClock, log
       // Before any upload can start: pieces of uploads a crash cut off before their file row.
       const orphans = content.sweep();
       if (orphans > 0) log.info("knowledge: removed pieces of uploads cut off by a crash", { pieces: orphans });
+      const strayVectors = vectors.sweepOrphansOnce();
+      if (strayVectors > 0) log.info("knowledge: removed vectors of chunks deleted while they were embedded", { vectors: strayVectors });
       jobs.start();
       workflow.start();
       tokens.sweepExpired();

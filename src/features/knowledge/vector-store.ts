@@ -182,6 +182,32 @@ export function createVectorStore(sqlite: Database, options: VectorStoreOptions 
       }
     },
 
+    /**
+     * Once per database: removes vectors whose chunk is gone. Ingestion jobs before this version
+     * kept writing vectors after their file was deleted or replaced mid-embedding; those were never
+     * found again (search skips them) but held index memory and search slots. Returns how many.
+     */
+    sweepOrphansOnce(): number {
+      sqlite.exec(`CREATE TABLE IF NOT EXISTS knowledge_vector_sweeps (name text PRIMARY KEY NOT NULL, done_at integer NOT NULL) WITHOUT ROWID`);
+      if (sqlite.query("SELECT 1 FROM knowledge_vector_sweeps WHERE name = 'orphans'").get()) return 0;
+      return sqlite.transaction(() => {
+        let removed = 0;
+        for (const dim of dims()) {
+          const table = tableFor(dim);
+          const orphans = sqlite.query<{ id: number; kb: string }, []>(`SELECT chunk_id AS id, knowledge_base_id AS kb FROM ${table} WHERE chunk_id NOT IN (SELECT id FROM knowledge_chunks)`).all();
+          const del = sqlite.query(`DELETE FROM ${table} WHERE chunk_id = ?`);
+          for (const o of orphans) del.run(o.id);
+          for (const kb of new Set(orphans.map((o) => o.kb))) {
+            bump.get(kb);
+            indexes.delete(keyOf(dim, kb));
+          }
+          removed += orphans.length;
+        }
+        sqlite.query("INSERT INTO knowledge_vector_sweeps (name, done_at) VALUES ('orphans', ?)").run(Date.now());
+        return removed;
+      })();
+    },
+
     count(dim: number, knowledgeBaseId?: string): number {
       const table = ensure(dim);
       const row = knowledgeBaseId

@@ -161,4 +161,30 @@ describe("deleted or replaced during ingestion", () => {
       await h.close();
     }
   }, 60_000);
+
+  test("vectors that older versions left behind (their chunk deleted) are swept once, at the first start of this version", async () => {
+    const h = await createHarness();
+    try {
+      const jwt = await h.login();
+      h.services.start();
+      const id = await uploadText(h, jwt, await defaultWorkspaceId(h, jwt), "office.txt", "The badge office is on the second floor and opens at nine.");
+      const sql = h.services.storage.sqlite;
+      for (let i = 0; i < 1000 && (sql.query("SELECT status FROM knowledge_files WHERE id = ?").get(id) as { status: string }).status !== "ready"; i++) await Bun.sleep(10);
+      const { chunk, kb } = sql.query("SELECT id AS chunk, knowledge_base_id AS kb FROM knowledge_chunks WHERE file_id = ?").get(id) as { chunk: number; kb: string };
+      const vectors = h.services.vectors;
+      const stray = (chunkId: number) => ({ chunkId, knowledgeBaseId: kb, vector: new Float32Array(384).fill(1 / Math.sqrt(384)) });
+      // As a database written by an older version: two stray vectors, and no record of the sweep.
+      vectors.put(384, [stray(chunk + 1000), stray(chunk + 1001)]);
+      sql.run("DELETE FROM knowledge_vector_sweeps");
+      expect(vectors.count(384)).toBe(3);
+      expect(vectors.sweepOrphansOnce()).toBe(2);
+      expect(vectors.count(384)).toBe(1);
+      expect(vectors.search(384, [kb], stray(0).vector, 5).map((hit) => hit.chunkId)).toEqual([chunk]);
+      // Once: a later start does not scan again.
+      vectors.put(384, [stray(chunk + 1002)]);
+      expect(vectors.sweepOrphansOnce()).toBe(0);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
