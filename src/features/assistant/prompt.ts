@@ -44,7 +44,9 @@ const REWRITE_PROMPT = [
 
 const where = (p: Passage) => [p.fileName, p.page === null ? null : `page ${p.page}`, p.headings.length ? p.headings.join(" > ") : null].filter(Boolean).join(", ");
 
-const passageBlock = (p: Passage, text = p.text) => `[${p.index}] ${where(p)}\n${text}`;
+/** A line of a document that starts like a passage's header ("[2] other.pdf") is quoted as "(2)": a document cannot open a passage of its own. */
+const inert = (text: string) => text.replace(/^(\s*)\[(\d+)\]/gm, "$1($2)");
+const passageBlock = (p: Passage, text = p.text) => `[${p.index}] ${where(p)}\n${inert(text)}`;
 
 /** The start of a text, cut at a word boundary, with an ellipsis when cut. */
 export function excerpt(text: string, max = 240): string {
