@@ -1,7 +1,7 @@
 // Hostile files fail their parse within bounded time and memory, in a child process, while this
 // process stays responsive.
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { parseIsolated } from "../../../src/features/knowledge/ingest/isolate";
 import { ParseError } from "../../../src/features/knowledge/ingest/parse";
 import { detectFormat } from "../../../src/features/knowledge/ingest/detect";
@@ -10,6 +10,23 @@ import { makePdf } from "../../support/documents";
 import { sectionsOf } from "../../support/parts";
 
 const LIMITS = { timeoutMs: 20_000, maxRssBytes: 512 * 1024 * 1024 };
+
+/** The pid of this process's parser child, once it has started (its command line names `__parse`). */
+async function parseChildPid(): Promise<number> {
+  for (let i = 0; i < 1000; i++) {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]!.split(" ");
+        if (Number(stat[1]) === process.pid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("__parse")) return Number(entry);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await Bun.sleep(5);
+  }
+  throw new Error("no parser child started");
+}
 
 /** CPU time this thread has run, in ms (Linux: /proc/thread-self/schedstat, in ns), apart from time waiting for a CPU. */
 const threadRunMs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
@@ -97,5 +114,18 @@ describe("hostile files", () => {
     const { result, ms } = await whileResponsive(() => parseIsolated("docx", slowDocx(), { timeoutMs: 300, maxRssBytes: 8 * 1024 ** 3 }));
     expectParseFailure(result, /longer than/);
     expect(ms).toBeLessThan(3000);
+  });
+
+  test("the time limit counts processor time: a parse kept waiting past it (stopped, as if every core were busy) is not failed for the wait", async () => {
+    const started = performance.now();
+    const parsing = Promise.allSettled([parseIsolated("docx", slowDocx(), { timeoutMs: 1000, maxRssBytes: 8 * 1024 ** 3 })]);
+    const pid = await parseChildPid();
+    process.kill(pid, "SIGSTOP");
+    await Bun.sleep(1300); // past the 1 s budget, with no processor time used
+    process.kill(pid, "SIGCONT");
+    const [result] = await parsing;
+    // Killed for its processor time once it ran again, not at 1 s on the clock while it waited.
+    expectParseFailure(result!, /longer than 1 s of processor time/);
+    expect(performance.now() - started).toBeGreaterThan(1300);
   });
 });

@@ -10,6 +10,10 @@ import { parseDocument, ParseError, PARSE_CAPS } from "./parse";
 import { documentParts } from "./chunk";
 
 export interface IsolationLimits {
+  /**
+   * Processor time the parse may use. Counted in CPU time, not on the clock: a parse that waits
+   * for a core on a busy host is not failed for it. The clock's limit is WALL_FACTOR times this.
+   */
   timeoutMs: number;
   maxRssBytes: number;
   /** Bytes of JSON the server reads from the child's stdout; past it the child is killed. */
@@ -27,6 +31,9 @@ export type ParseSource = { bytes: Uint8Array } | StoredFile;
 export type StoredFile = { dbPath: string; contentId: string; size: number };
 export type LaunchRequest = { op: "parse"; id: number; format: FileFormat; source: ParseSource; limits: IsolationLimits } | { op: "abort"; id: number };
 export type LaunchReply = { id: number; ok: true; parts: string[] } | { id: number; ok: false; parseError: boolean; message: string };
+
+/** A parse that waits (for a core, or stopped) longer than this many times its CPU budget is killed all the same. */
+export const WALL_FACTOR = 3;
 
 /** How long past a parse's time limit the launcher may take to answer (it kills the child at the limit). */
 const LAUNCHER_GRACE_MS = 10_000;
@@ -61,7 +68,7 @@ async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBu
   const late = setTimeout(() => {
     onAbort();
     launcher.abandon(id, new Error("the parser launcher did not answer"));
-  }, limits.timeoutMs + LAUNCHER_GRACE_MS);
+  }, limits.timeoutMs * WALL_FACTOR + LAUNCHER_GRACE_MS);
   try {
     const r = await reply;
     if (!r.ok) throw r.parseError ? new ParseError(r.message) : new Error(r.message);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { isCompiled } from "../../../platform/native";
 import type { FileFormat } from "./detect";
 import { megabytes, ParseError } from "./parse";
-import { MAX_OUTPUT_BYTES, type IsolationLimits } from "./isolate";
+import { MAX_OUTPUT_BYTES, WALL_FACTOR, type IsolationLimits } from "./isolate";
 
 const MAX_ERROR_BYTES = 64 * 1024;
 
@@ -79,6 +79,16 @@ function rssOf(pid: number): number {
   }
 }
 
+/** Processor time the process has used, all its threads, in ms (Linux clock ticks of 10 ms); 0 where /proc has none. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 /** The child's output (JSON of its sections), or a ParseError saying why there is none. */
 export async function launchParser(format: FileFormat, bytes: Uint8Array, limits: IsolationLimits, signal?: AbortSignal): Promise<string> {
   const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: childEnv() });
@@ -87,9 +97,11 @@ export async function launchParser(format: FileFormat, bytes: Uint8Array, limits
     killedFor ??= why;
     child.kill("SIGKILL");
   };
-  const timer = setTimeout(() => kill(`parsing took longer than ${Math.round(limits.timeoutMs / 1000)} s`), limits.timeoutMs);
+  const seconds = (ms: number) => `${Number((ms / 1000).toPrecision(2))} s`;
+  const timer = setTimeout(() => kill(`parsing took longer than ${seconds(limits.timeoutMs * WALL_FACTOR)}`), limits.timeoutMs * WALL_FACTOR);
   const watch = setInterval(() => {
     if (rssOf(child.pid) > limits.maxRssBytes) kill(`parsing needed more than ${Math.round(limits.maxRssBytes / 1024 / 1024)} MB of memory`);
+    if (cpuMsOf(child.pid) > limits.timeoutMs) kill(`parsing took longer than ${seconds(limits.timeoutMs)} of processor time`);
   }, 100);
   const onAbort = () => kill("ingestion was stopped");
   if (signal?.aborted) onAbort();
