@@ -1,7 +1,6 @@
 // Workspaces share the one inference worker fairly: a small embedding of workspace B waits for at
 // most one sub-batch of workspace A's big batch, not for all of it (the real model).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { createKnowledgeEmbedder, subBatches, SUB_BATCH_CHARS, type ChunkedPart, type KnowledgeEmbedder } from "../../../src/features/knowledge/embedder";
 import { documentParts, PART_CHARS, type Chunk } from "../../../src/features/knowledge/ingest/chunk";
 import type { Section } from "../../../src/features/knowledge/ingest/parse";

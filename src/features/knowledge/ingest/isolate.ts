@@ -46,8 +46,9 @@ const launcher = replyThread<LaunchReply>(workerUrl("features/knowledge/ingest/l
 
 /**
  * The document in `bytes`, parsed in a child process under `limits`, in parts (documentParts); a
- * ParseError says why there are none (also when it holds no text). `bytes` is moved to the launcher thread when it is a whole buffer of its own (it is empty
- * afterwards): copying a 50 MB upload held the event loop 30-200 ms. Pass a copy to keep it.
+ * ParseError says why there are none (also when it holds no text). `bytes` is moved to the
+ * launcher thread when it is a whole buffer of its own (it is empty afterwards): copying a 50 MB
+ * upload held the event loop 30-200 ms. Pass a copy to keep it.
  */
 export function parseIsolated(format: FileFormat, bytes: Uint8Array, limits = DEFAULT_LIMITS, signal?: AbortSignal): Promise<string[]> {
   return launch(format, { bytes }, ownsBuffer(bytes) ? [bytes.buffer as ArrayBuffer] : [], limits, signal);
@@ -86,7 +87,7 @@ async function launch(format: FileFormat, source: ParseSource, transfer: ArrayBu
 const MAX_REASON_CHARS = 300;
 
 /** Why a document yields nothing to index. */
-export const noTextReason = (format: FileFormat) => (format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index");
+const noTextReason = (format: FileFormat) => (format === "pdf" ? "no text could be extracted (a scanned PDF? Hearth does not do OCR)" : "the file holds no text to index");
 
 /** The child's side: bytes on stdin, the document's parts on stdout, a line each; exit 3 with a reason on stderr. */
 export async function runParseChild(format: string): Promise<void> {

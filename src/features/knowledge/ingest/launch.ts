@@ -89,7 +89,7 @@ function cpuMsOf(pid: number): number {
   }
 }
 
-/** The child's output (JSON of its sections), or a ParseError saying why there is none. */
+/** The child's output (the document's parts, a JSON line each: documentParts), or a ParseError saying why there is none. */
 export async function launchParser(format: FileFormat, bytes: Uint8Array, limits: IsolationLimits, signal?: AbortSignal): Promise<string> {
   const child = Bun.spawn(command(format), { stdin: "pipe", stdout: "pipe", stderr: "pipe", env: childEnv() });
   let killedFor: string | undefined;

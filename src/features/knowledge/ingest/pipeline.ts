@@ -16,7 +16,7 @@ import type { Chunk } from "./chunk";
 import type { VectorStore } from "../vector-store";
 import { knowledgeChunks, knowledgeFiles } from "../table";
 import type { ContentStore } from "../content";
-import { noTextReason, parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
+import { parseIsolated, parseStoredFile, type IsolationLimits, DEFAULT_LIMITS } from "./isolate";
 import type { FileFormat } from "./detect";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
@@ -123,8 +123,7 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
         if (!stillCurrent(file)) return; // the new content's job decides what the file is
         throw e instanceof ParseError ? new PermanentJobError(e.message) : e;
       }
-      if (!stillCurrent(file)) return;
-      if (parts.length === 0) throw new PermanentJobError(noTextReason(file.format));
+      // A document without text failed in the parser child already (noTextReason).
       if (!step({ progress: 0.1 })) return;
 
       // The workspace is the file's lane in the inference worker: workspaces take turns there too.
