@@ -43,7 +43,10 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
         rowSql: "INSERT INTO rows (v) VALUES (?)",
         markSql: "INSERT INTO mark (k, seq) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET seq = excluded.seq",
       },
-      params: (r) => [r.v],
+      params: (r) => {
+        if (r.v === "unwritable") throw new Error("cannot encode this row");
+        return [r.v];
+      },
       applied: () => (db.query("SELECT seq FROM mark").get() as { seq: number } | null)?.seq ?? 0,
       thread: thread && { pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"], threadRows: 4, ...thread },
     });
@@ -158,6 +161,74 @@ describe("write-behind journal", () => {
     wb.flush();
     expect(f.values()).toEqual(["kept", "next"]);
     wb.close();
+  });
+
+  describe("group commit (appendInGroup)", () => {
+    const lines = (f: ReturnType<typeof fixture>) => readFileSync(f.journal, "utf8").trim().split("\n").filter(Boolean);
+
+    test("a turn's first row is written at once; the rows after it wait for the turn's end and go in one write", async () => {
+      const f = fixture();
+      const wb = f.open();
+      expect(wb.appendInGroup({ v: "first" })).toBeUndefined();
+      expect(lines(f)).toHaveLength(1);
+      const second = wb.appendInGroup({ v: "second" });
+      const third = wb.appendInGroup({ v: "third" });
+      expect(second).toBeInstanceOf(Promise);
+      expect(third).toBe(second!);
+      // Not acknowledged yet, and not in the journal yet.
+      expect(lines(f)).toHaveLength(1);
+      await second;
+      expect(lines(f)).toHaveLength(3);
+      // A new turn starts with a row written at once again.
+      expect(wb.appendInGroup({ v: "next turn" })).toBeUndefined();
+      expect(lines(f)).toHaveLength(4);
+      wb.flush();
+      expect(f.values()).toEqual(["first", "second", "third", "next turn"]);
+      wb.close();
+    });
+
+    test("a row appended or a flush while a group waits writes the group first: the journal keeps the order", async () => {
+      const f = fixture();
+      const wb = f.open();
+      wb.appendInGroup({ v: "a" });
+      const waiting = wb.appendInGroup({ v: "b" });
+      wb.append({ v: "c" });
+      expect(lines(f)).toHaveLength(3);
+      await waiting;
+      const again = wb.appendInGroup({ v: "d" });
+      wb.flush();
+      await again;
+      expect(f.values()).toEqual(["a", "b", "c", "d"]);
+      wb.close();
+    });
+
+    test("a group that cannot be written rejects its promise and leaves nothing of it in the journal", async () => {
+      const f = fixture();
+      const wb = f.open();
+      wb.appendInGroup({ v: "ok" });
+      const failed = wb.appendInGroup({ v: "unwritable" });
+      const sibling = wb.appendInGroup({ v: "same group" });
+      expect(failed).toBe(sibling!);
+      await expect(failed!).rejects.toThrow("cannot encode this row");
+      expect(lines(f)).toHaveLength(1);
+      // The journal goes on: the next rows are numbered after the last written one.
+      wb.append({ v: "after" });
+      wb.flush();
+      expect(f.values()).toEqual(["ok", "after"]);
+      wb.close();
+    });
+
+    test("a crash after the group's promise resolved loses none of its rows", async () => {
+      const f = fixture();
+      const crashed = f.open();
+      crashed.appendInGroup({ v: "g0" });
+      const rest = Array.from({ length: 20 }, (_, i) => crashed.appendInGroup({ v: `g${i + 1}` }));
+      await Promise.all(rest);
+      // No flush, no close: the process died here.
+      const next = f.open();
+      expect(f.values()).toEqual(Array.from({ length: 21 }, (_, i) => `g${i}`));
+      next.close();
+    });
   });
 
   test("the journal file is private to Hearth's user", () => {

@@ -98,7 +98,7 @@ export function createMcpGateway(d: GatewayDeps) {
         result = { isError: true, content: [{ type: "text", text: `${name} failed: ${(e as Error).message ?? String(e)}` }] };
       }
     }
-    d.authenticator.recordTokenUse({ tokenId: p.tokenId, action: "used", ipAddress: s.client.ip, userAgent: s.client.userAgent, endpoint: `/mcp/tools/${name}`, statusCode: status });
+    await d.authenticator.recordTokenUse({ tokenId: p.tokenId, action: "used", ipAddress: s.client.ip, userAgent: s.client.userAgent, endpoint: `/mcp/tools/${name}`, statusCode: status });
     if (!s.injected) {
       s.injected = true;
       const { readme, profile } = d.firstCallContext(p, toolsFor(p));

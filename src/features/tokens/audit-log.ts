@@ -110,8 +110,11 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
   };
 
   return {
-    /** Records one use of a token now; called before the response is returned. */
-    record(entry: AuditEntry) {
+    /**
+     * Records one use of a token; called before the response is returned, which waits for the
+     * promise when there is one (the row is durable when it resolves; see appendInGroup).
+     */
+    record(entry: AuditEntry): Promise<void> | undefined {
       // Only a refused token's request answers 401 (a valid one has passed authentication); the
       // once-per-expiry `expired` row is journaled like a use.
       if (entry.statusCode === 401 && entry.action === "used") {
@@ -121,9 +124,9 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
         } catch (e) {
           log.warn("token audit row not written", { tokenId: entry.tokenId, error: String(e) });
         }
-      } else {
-        journal.append({ e: entry, at: clock.now() });
+        return undefined;
       }
+      return journal.appendInGroup({ e: entry, at: clock.now() });
     },
 
     /** Folds journaled uses into the table (before reading it directly). */

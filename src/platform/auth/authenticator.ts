@@ -34,7 +34,8 @@ export interface Authenticator {
   /** The user of a verified session, or null when the account is gone. */
   userPrincipal(userId: string): UserPrincipal | null;
   organizationExists(id: string): boolean;
-  recordTokenUse(use: TokenUse): void;
+  /** Records a use; acknowledge it only once the promise, when one is returned, resolves (a group commit). */
+  recordTokenUse(use: TokenUse): Promise<void> | undefined;
   recordOverride(use: OverrideUse): void;
 }
 

@@ -142,9 +142,11 @@ export function authPlugin(deps: AuthDeps) {
     );
   };
 
-  const audit = (meta: RequestMeta, statusCode: number) => {
+  /** Writes the request's audit rows; the response waits for the promise when there is one. */
+  const audit = (meta: RequestMeta, statusCode: number): Promise<void> | undefined => {
+    let durable: Promise<void> | undefined;
     if (meta.tokenUse) {
-      authenticator.recordTokenUse({
+      durable = authenticator.recordTokenUse({
         tokenId: meta.tokenUse.tokenId,
         action: meta.tokenUse.action,
         ipAddress: meta.ip,
@@ -164,6 +166,7 @@ export function authPlugin(deps: AuthDeps) {
         userAgent: meta.userAgent,
       });
     }
+    return durable;
   };
 
   return new Elysia({ name: "hearth-auth", seed: deps.seed })
@@ -208,8 +211,8 @@ export function authPlugin(deps: AuthDeps) {
     // Settles the request (its audit rows) before the response leaves; errors are settled by the
     // error handler. No onAfterResponse fallback: a full test run with one logging found no
     // request it settled, and Elysia ran it in a setImmediate for every request.
-    .onAfterHandle({ as: "global" }, ({ request, set }) => {
-      settleRequest(request, typeof set.status === "number" ? set.status : 200);
+    .onAfterHandle({ as: "global" }, async ({ request, set }) => {
+      await settleRequest(request, typeof set.status === "number" ? set.status : 200);
     });
 }
 

@@ -9,6 +9,12 @@
 // crash between the commit and the journal's truncation never folds a row twice. At start, rows
 // the database has not seen are folded from the file.
 //
+// Rows of requests that arrive together share one write (`appendInGroup`, a group commit): the
+// first row of a turn of the event loop is written at once, so a lone request waits for nothing;
+// the rows after it in the same turn are written together when the turn ends, and their requests
+// answer after that. At 32 requests in flight a write() per row was the largest single cost of a
+// token request (main-thread CPU per request 57 -> 35 µs without it).
+//
 // Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their
 // own (`thread`, fold-worker.ts): the event loop hands it a byte range of the journal, and the
 // thread reads, parses and commits it, so a batch costs the event loop one message whatever its
@@ -55,6 +61,13 @@ export interface FoldThreadOptions {
 export interface WriteBehind<T> {
   /** Appends a row; durable against a crash of the process when this returns. */
   append(row: T): void;
+  /**
+   * Appends a row in a group commit with the other rows of this turn of the event loop: the turn's
+   * first row is written at once (undefined: durable on return, as `append`); rows after it in the
+   * same turn are written together, one write for all, when the turn ends. The promise resolves
+   * when they are durable and rejects if that write failed: acknowledge the row only after it.
+   */
+  appendInGroup(row: T): Promise<void> | undefined;
   /** Folds every waiting row into the database now (before a read of them, at shutdown). */
   flush(): void;
   close(): void;
@@ -173,29 +186,75 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     });
   }
 
+  /** Writes rows with one write() at the end of the journal; throws (nothing written) if it failed. */
+  const writeRows = (rows: T[]) => {
+    let text = "";
+    for (let i = 0; i < rows.length; i++) text += `${JSON.stringify({ q: seq + 1 + i, p: o.params(rows[i]!) } satisfies JournalLine)}\n`;
+    const bytes = Buffer.byteLength(text);
+    let written = 0;
+    try {
+      written = writeSync(fd, text);
+    } finally {
+      if (written !== bytes) ftruncateSync(fd, size);
+    }
+    if (written !== bytes) throw new Error(`write-behind: short write to ${o.path}`);
+    size += written;
+    seq += rows.length;
+    if (waiting() >= maxPending) arm(0);
+    else if (!timer) arm(delayMs);
+  };
+
+  /** Rows waiting for the end of this turn (see appendInGroup), and whether the turn wrote one yet. */
+  let group: { rows: T[]; promise: Promise<void>; resolve(): void; reject(e: unknown): void } | undefined;
+  let turn = false;
+  /** Writes the waiting rows (before any other row, so the journal keeps their order) and settles their promise. */
+  const writeGroup = () => {
+    const g = group;
+    if (!g) return;
+    group = undefined;
+    try {
+      writeRows(g.rows);
+      g.resolve();
+    } catch (e) {
+      o.log.error("write-behind: rows not written", { path: o.path, rows: g.rows.length, error: String(e) });
+      g.reject(e);
+    }
+  };
+  function endTurn() {
+    turn = false;
+    writeGroup();
+  }
+
   // Rows a crash left behind are folded before anything new is appended.
   flush();
 
   return {
     append(row) {
       if (closed) throw new Error("write-behind journal is closed");
-      const line = `${JSON.stringify({ q: seq + 1, p: o.params(row) } satisfies JournalLine)}\n`;
-      const bytes = Buffer.byteLength(line);
-      let written = 0;
-      try {
-        written = writeSync(fd, line);
-      } finally {
-        if (written !== bytes) ftruncateSync(fd, size);
-      }
-      if (written !== bytes) throw new Error(`write-behind: short write to ${o.path}`);
-      size += written;
-      seq += 1;
-      if (waiting() >= maxPending) arm(0);
-      else if (!timer) arm(delayMs);
+      writeGroup();
+      writeRows([row]);
     },
-    flush,
+    appendInGroup(row) {
+      if (closed) throw new Error("write-behind journal is closed");
+      if (!turn) {
+        // The turn's first row: written now, so a lone request waits for nothing.
+        turn = true;
+        setImmediate(endTurn);
+        writeGroup();
+        writeRows([row]);
+        return undefined;
+      }
+      group ??= { rows: [], ...Promise.withResolvers<void>() };
+      group.rows.push(row);
+      return group.promise;
+    },
+    flush() {
+      writeGroup();
+      flush();
+    },
     close() {
       if (closed) return;
+      writeGroup();
       flush();
       closed = true;
       if (timer) clearTimeout(timer);

@@ -53,13 +53,18 @@ export function toAppError(code: string | number, error: unknown): AppError {
 }
 
 export function errorHandler(log: Logger) {
-  return new Elysia({ name: "hearth-errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
-    const appError = toAppError(code, error);
+  return new Elysia({ name: "hearth-errors" }).onError({ as: "global" }, async ({ code, error, set, request }) => {
+    let appError = toAppError(code, error);
     if (appError.status >= 500) {
       log.error("request failed", { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
     }
+    try {
+      await settleRequest(request, appError.status);
+    } catch (e) {
+      // Its audit row could not be written (logged there): the request is not acknowledged.
+      appError = toAppError("UNKNOWN", e);
+    }
     set.status = appError.status;
-    settleRequest(request, appError.status);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers[k] = v;
     // Refused before its body was read (401, 429, 413 at a cap): close, so the client stops sending.

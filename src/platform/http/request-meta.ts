@@ -3,14 +3,14 @@ import type { Principal } from "../auth/principal";
 
 /**
  * Reports the final status of a request to whoever asked (the auth plugin's audit rows). Called
- * from the success path and from the error handler, so rows are queued before the response is
- * returned and a shutdown right after it still writes them.
+ * from the success path and from the error handler, which wait for the promise it may return (the
+ * rows are durable then) before the response leaves.
  */
-export function settleRequest(request: Request, status: number): void {
+export function settleRequest(request: Request, status: number): Promise<void> | undefined {
   const meta = metas.get(request);
-  if (!meta || meta.settled) return;
+  if (!meta || meta.settled) return undefined;
   meta.settled = true;
-  meta.onSettle?.(status);
+  return meta.onSettle?.(status);
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -36,7 +36,7 @@ export class RequestMeta {
   tokenUse?: { tokenId: string; action: "used" | "expired" };
   overrideOrganizationId?: string;
   /** Called once with the final status, before the response leaves (see settleRequest). */
-  onSettle?: (status: number) => void;
+  onSettle?: (status: number) => Promise<void> | undefined;
   settled?: boolean;
   /** The bytes of a JSON body as received (webhook signatures are computed over them). */
   rawBody?: Uint8Array;
