@@ -15,9 +15,12 @@ const CONCURRENT_WARMUP_MS = 500;
 const CONCURRENT_MS = 3_000;
 const IDLE_SETTLE_MS = 1_000;
 
+// Issue 14's goals: token-authenticated GET p50 ≤ 1.5× and p99 ≤ 3× the bare server's, ≥ 0.5× its
+// requests/s at 32 in flight, a start on existing data within 150 ms, idle RSS within 80 MB.
 const GOALS = {
-  latencyRatio: 1.5, // Hearth p50 ≤ 1.5× the bare server's
-  throughputRatio: round(1 / 1.5, 2)!, // the same budget seen as requests/s: ≥ 0.67× the bare server's
+  latencyRatio: 1.5,
+  tailRatio: 3,
+  throughputRatio: 0.5,
   coldStartMs: 150,
   idleRssMb: 80,
 };
@@ -75,7 +78,7 @@ function latencyRows(label: string, hearth: SequentialResult, bare: SequentialRe
   return [
     { name: `${label} p50`, unit: "µs", value: hearth.p50, baseline: bare.p50, baselineName: "bare Bun.serve", goal: { on: "ratio", kind: "max", limit: GOALS.latencyRatio }, details },
     { name: `${label} p95`, unit: "µs", value: hearth.p95, baseline: bare.p95, baselineName: "bare Bun.serve" },
-    { name: `${label} p99`, unit: "µs", value: hearth.p99, baseline: bare.p99, baselineName: "bare Bun.serve" },
+    { name: `${label} p99`, unit: "µs", value: hearth.p99, baseline: bare.p99, baselineName: "bare Bun.serve", goal: { on: "ratio", kind: "max", limit: GOALS.tailRatio } },
   ];
 }
 
@@ -117,7 +120,8 @@ async function run(ctx: SuiteContext) {
   const binaryNote = onBinary ? undefined : "no dist/hearth: figure is `bun src/main.ts`";
   const coldDetails = { ...cold, reps: COLD_REPS };
   inputs.push(
-    { name: "cold start, empty data dir, median", unit: "ms", value: median(cold.first), baseline: median(cold.baseline), baselineName: "bare Bun.serve start", goal: { on: "value", kind: "max", limit: GOALS.coldStartMs }, missing: !onBinary, note: binaryNote, details: coldDetails },
+    // The first start creates the database and hashes the owner's password (slow on purpose): context, no goal.
+    { name: "cold start, empty data dir, median", unit: "ms", value: median(cold.first), baseline: median(cold.baseline), baselineName: "bare Bun.serve start", missing: !onBinary, note: binaryNote, details: coldDetails },
     { name: "cold start, empty data dir, min", unit: "ms", value: min(cold.first), baseline: min(cold.baseline), baselineName: "bare Bun.serve start" },
     { name: "cold start, existing data dir, median", unit: "ms", value: median(cold.second), baseline: median(cold.baseline), baselineName: "bare Bun.serve start", goal: { on: "value", kind: "max", limit: GOALS.coldStartMs }, missing: !onBinary, note: binaryNote },
     { name: "cold start, existing data dir, min", unit: "ms", value: min(cold.second), baseline: min(cold.baseline), baselineName: "bare Bun.serve start" },
@@ -177,7 +181,7 @@ async function run(ctx: SuiteContext) {
       `response bodies: validate ${seqValidate.bodyBytes} B, product ${seqProduct.bodyBytes} B, bare ${seqBare.bodyBytes} B; client: raw keep-alive HTTP/1.1 over loopback`,
       `latency: ${SEQUENTIAL.warmup} warm-up requests (≤ ${SEQUENTIAL.warmupMaxMs / 1000} s) then up to ${SEQUENTIAL.count} sequential requests (≤ ${SEQUENTIAL.maxMs / 1000} s) on one connection; throughput: ${CONCURRENCY} connections, ${CONCURRENT_WARMUP_MS} ms warm-up, ${CONCURRENT_MS / 1000} s`,
       `cold start: spawn → first 200 from /health, ${COLD_REPS} reps each, page cache warm; empty data dir includes migration, vec0.so extraction and hashing the owner's password`,
-      `throughput goal ≥ ${GOALS.throughputRatio}× is the 1.5× latency budget expressed as requests/s`,
+      `goals are issue 14's: p50 ≤ ${GOALS.latencyRatio}×, p99 ≤ ${GOALS.tailRatio}×, ≥ ${GOALS.throughputRatio}× requests/s, existing-data start ≤ ${GOALS.coldStartMs} ms, idle RSS ≤ ${GOALS.idleRssMb} MB`,
     ];
     const info = {
       mode: targets.mode,
