@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildRequest, measureConcurrent, measureSequential, type ConcurrentResult, type SequentialResult, type Target } from "./lib/http-client";
 import { baseEnv, measureColdStart, readRssMb, startServer, type RunningServer, type ServerSpec } from "./lib/servers";
-import { median, min, round } from "./lib/stats";
+import { median, min } from "./lib/stats";
 import { measurement, type Measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
 import { prepareTargets } from "./lib/targets";
 
