@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
 
 let h: Harness;
@@ -257,6 +258,22 @@ describe("lifecycle", () => {
     await h.settle();
     const r = await h.call("GET", `/api/api-tokens/${t.id}/audit-logs?limit=1000`, { token: jwt });
     expect(r.body.data.filter((e: { action: string }) => e.action === "used").length).toBe(200);
+  });
+
+  test("each response leaves only once its `used` row is written, also when a burst's rows share one write", async () => {
+    const t = await create();
+    const db = new Database(join(h.dataDir, "hearth.db"), { readonly: true });
+    try {
+      // Rows are in the journal or, once folded, in the table: counted at one instant, after the last answer.
+      const written = () =>
+        readFileSync(join(h.dataDir, "token-uses.journal"), "utf8").split("\n").filter((l) => l.includes(t.id)).length +
+        (db.query("SELECT count(*) AS n FROM api_token_audit_logs WHERE token_id = ? AND action = 'used'").get(t.id) as { n: number }).n;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h.call("GET", "/api/products", { headers: { "x-api-token": t.token } })));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(written()).toBe(20);
+    } finally {
+      db.close();
+    }
   });
 });
 
