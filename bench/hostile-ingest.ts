@@ -33,7 +33,7 @@ const INPUTS: [string, string, () => Uint8Array][] = [
 ];
 
 /** Who sends the uploads: curl when it is installed, else fetch from this process (the notes say which). */
-const uploader = Bun.which("curl") ? "curl (its own process)" : "fetch in the bench process";
+const uploader = Bun.which("curl") ? "curl (its own process, at nice 19)" : "fetch in the bench process";
 async function send(session: Session, name: string, path: string) {
   return (await uploadFromChild(session, name, path)) ?? upload(session, name, new Uint8Array(await Bun.file(path).arrayBuffer()));
 }
