@@ -237,10 +237,10 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     appendInGroup(row) {
       if (closed) throw new Error("write-behind journal is closed");
       if (!turn) {
-        // The turn's first row: written now, so a lone request waits for nothing.
+        // The turn's first row: written now, so a lone request waits for nothing. (No group waits
+        // outside a turn: endTurn writes it.)
         turn = true;
         setImmediate(endTurn);
-        writeGroup();
         writeRows([row]);
         return undefined;
       }
