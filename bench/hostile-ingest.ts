@@ -6,7 +6,7 @@
 // identical runs then swung from 1.2x to 3.2x idle: 500 samples put it on the fifth slowest).
 import { join } from "node:path";
 import { billionLaughs, loopingPdf, makeZipBombDocx, nestedJson, openAngles, spacedHeading, wideCsv } from "../test/support/hostile";
-import { deleteFile, fileState, openSession, upload, uploadFromChild, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
+import { childUploader, deleteFile, fileState, openSession, upload, uploadFromChild, waitForEmbedder, waitReady, type Session } from "./lib/hearth-api";
 import { baseEnv, readRssMb, startServer } from "./lib/servers";
 import { percentile } from "./lib/stats";
 import { measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
@@ -33,7 +33,7 @@ const INPUTS: [string, string, () => Uint8Array][] = [
 ];
 
 /** Who sends the uploads: curl when it is installed, else fetch from this process (the notes say which). */
-const uploader = Bun.which("curl") ? "curl (its own process, at nice 19)" : "fetch in the bench process";
+const uploader = childUploader ?? "fetch in the bench process";
 async function send(session: Session, name: string, path: string) {
   return (await uploadFromChild(session, name, path)) ?? upload(session, name, new Uint8Array(await Bun.file(path).arrayBuffer()));
 }

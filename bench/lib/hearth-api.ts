@@ -62,6 +62,10 @@ export async function upload(s: Session, name: string, bytes: Uint8Array): Promi
   return call<FileState>(s.base, "/api/knowledge-base/storage/upload", { method: "POST", headers: { authorization: `Bearer ${s.jwt}` }, body: fd });
 }
 
+const NICE = Bun.which("nice");
+/** Who sends uploadFromChild's uploads, for a suite's notes; null when curl is not installed (it returns null then). */
+export const childUploader: string | null = Bun.which("curl") ? `curl (its own process${NICE ? ", at nice 19" : ""})` : null;
+
 /**
  * The same upload from a separate process (curl), so that sending a big body never stalls the
  * bench's own event loop while it times other requests; null when curl is not installed. curl runs
@@ -70,9 +74,8 @@ export async function upload(s: Session, name: string, bytes: Uint8Array): Promi
  * rows 2.5-4.3 ms against 1.2-3.4 ms with curl at nice 19, idle 1.5-2.2 both ways).
  */
 export async function uploadFromChild(s: Session, name: string, path: string): Promise<FileState | null> {
-  if (!Bun.which("curl")) return null;
-  const nice = Bun.which("nice");
-  const proc = Bun.spawn([...(nice ? [nice, "-n", "19"] : []), "curl", "-sS", "-X", "POST", "-H", `authorization: Bearer ${s.jwt}`, "-F", `file=@${path};filename=${name}`, "-F", `product_id=${s.productId}`, `${s.base}/api/knowledge-base/storage/upload`], { stdout: "pipe", stderr: "pipe" });
+  if (!childUploader) return null;
+  const proc = Bun.spawn([...(NICE ? [NICE, "-n", "19"] : []), "curl", "-sS", "-X", "POST", "-H", `authorization: Bearer ${s.jwt}`, "-F", `file=@${path};filename=${name}`, "-F", `product_id=${s.productId}`, `${s.base}/api/knowledge-base/storage/upload`], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   const body = JSON.parse(out || "null") as { success?: boolean; data?: FileState; message?: string } | null;
   if (code === 0 && body?.success === false && body.message) throw new Error(body.message);

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bigPdf } from "./corpus";
-import { cpuMeter, memoryOf, openSession, upload, uploadFromChild, waitForEmbedder, waitReady, watchMemory, type Session } from "./hearth-api";
+import { childUploader, cpuMeter, memoryOf, openSession, upload, uploadFromChild, waitForEmbedder, waitReady, watchMemory, type Session } from "./hearth-api";
 import { buildRequest, HttpConnection } from "./http-client";
 import { startServer, type ServerSpec } from "./servers";
 import { summarize, type LatencySummary } from "./stats";
@@ -81,9 +81,9 @@ export async function pdfIngest(ctx: SuiteContext, spec: (dir: string) => Server
       const loop = alternate(conn, eps.map((e) => e.request), () => stop, t0);
       let uploadedMs = Number.NaN;
       let result;
-      let uploader = "curl (its own process)";
+      const uploader = childUploader ?? "fetch in the bench process";
       try {
-        const queued = (await uploadFromChild(s, "big.pdf", pdfPath)) ?? ((uploader = "fetch in the bench process"), await upload(s, "big.pdf", pdf.bytes));
+        const queued = (await uploadFromChild(s, "big.pdf", pdfPath)) ?? (await upload(s, "big.pdf", pdf.bytes));
         uploadedMs = performance.now() - t0;
         result = await waitReady(s, queued.id, { pollMs: 250, timeoutMs: o.windowMs, t0 });
       } finally {
