@@ -24,7 +24,8 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
   const db = new Database(join(dir, "t.db"));
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA busy_timeout = 5000");
-  db.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+  // The database refuses the value "refused" (as it refuses a row whose token was deleted meanwhile).
+  db.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, v TEXT NOT NULL CHECK (v <> 'refused'))");
   db.exec("CREATE TABLE IF NOT EXISTS mark (k INTEGER PRIMARY KEY CHECK (k = 1), seq INTEGER NOT NULL)");
   db.exec("CREATE TABLE IF NOT EXISTS flags (fail INTEGER NOT NULL)");
   db.exec("INSERT INTO flags SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM flags)");
@@ -231,6 +232,18 @@ describe("write-behind journal", () => {
     });
   });
 
+  test("a row the database refuses is skipped alone; the rows sharing its INSERT statement go in, in order", () => {
+    const f = fixture();
+    const wb = f.open();
+    // 70 rows: two whole statements of 32 (the refused one in the second) and 6 inserted one by one.
+    const vs = Array.from({ length: 70 }, (_, i) => (i === 40 ? "refused" : `r${i}`));
+    for (const v of vs) wb.append({ v });
+    wb.flush();
+    expect(f.values()).toEqual(vs.filter((v) => v !== "refused"));
+    expect(statSync(f.journal).size).toBe(0);
+    wb.close();
+  });
+
   test("the journal file is private to Hearth's user", () => {
     const f = fixture();
     const wb = f.open();
@@ -251,6 +264,17 @@ describe("write-behind journal", () => {
       for (const v of rows(50)) wb.append({ v });
       await until(() => f.values().length === 50 && statSync(f.journal).size === 0);
       expect(f.values()).toEqual(rows(50));
+      expect(statSync(f.journal).size).toBe(0);
+      wb.close();
+    }, 15_000);
+
+    test("the thread skips a refused row alone, as the fold in place does", async () => {
+      const f = fixture();
+      const wb = f.open(1, {});
+      const vs = [...rows(33), "refused", ...rows(40, 100)];
+      for (const v of vs) wb.append({ v });
+      await until(() => f.values().length === vs.length - 1 && statSync(f.journal).size === 0);
+      expect(f.values()).toEqual(vs.filter((v) => v !== "refused"));
       expect(statSync(f.journal).size).toBe(0);
       wb.close();
     }, 15_000);

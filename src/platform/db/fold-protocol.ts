@@ -60,7 +60,10 @@ export function readJournal(fd: number, from: number, to: number): string {
 }
 
 export interface FoldSql {
-  /** Inserts one row; its `?` take a row's parameters. */
+  /**
+   * Inserts one row: `INSERT INTO t (columns) VALUES (?, ...)`, ending with its one tuple of
+   * placeholders (the fold repeats that tuple to insert many rows with one statement).
+   */
   rowSql: string;
   /** Records the batch's last sequence number (`?`), committed with its rows. */
   markSql: string;
@@ -72,20 +75,50 @@ export interface Folded {
   firstError?: string;
 }
 
+/**
+ * Rows per INSERT statement. One statement for 32 rows costs about half as much per row as one
+ * statement a row (1.0-1.2 vs 2.0 µs, the audit table on a 2-core machine), and the fold runs on
+ * the second core the requests also need.
+ */
+export const FOLD_CHUNK_ROWS = 32;
+
+/** The statement that inserts `count` rows at once: `rowSql` with its tuple of placeholders repeated. */
+function chunkSql(rowSql: string, count: number): string {
+  const at = rowSql.lastIndexOf("(");
+  const tuple = rowSql.slice(at).trim();
+  if (!/^\(\s*\?(\s*,\s*\?)*\s*\)$/.test(tuple) || !/\bVALUES\s*$/i.test(rowSql.slice(0, at))) {
+    throw new Error(`write-behind: rowSql must end in VALUES (?, ...), got: ${rowSql}`);
+  }
+  return rowSql.trimEnd() + `, ${tuple}`.repeat(count - 1);
+}
+
 /** Prepares the fold on a connection: each call commits `rows` and `lastSeq` in one transaction. */
 export function preparedFold(db: Database, sql: FoldSql): (rows: SQLQueryBindings[][], lastSeq: number) => Folded {
   const insert = db.prepare(sql.rowSql);
+  const insertChunk = db.prepare(chunkSql(sql.rowSql, FOLD_CHUNK_ROWS));
   const mark = db.prepare(sql.markSql);
   return db.transaction((rows: SQLQueryBindings[][], lastSeq: number): Folded => {
     const folded: Folded = { skipped: 0 };
-    for (const row of rows) {
+    const insertOne = (row: SQLQueryBindings[]) => {
       try {
         insert.run(...row);
       } catch (e) {
         folded.skipped += 1;
         folded.firstError ??= String(e);
       }
+    };
+    let i = 0;
+    for (; i + FOLD_CHUNK_ROWS <= rows.length; i += FOLD_CHUNK_ROWS) {
+      const chunk = rows.slice(i, i + FOLD_CHUNK_ROWS);
+      try {
+        insertChunk.run(...chunk.flat());
+      } catch {
+        // A refused row fails its whole statement, which leaves nothing of it: the chunk's rows
+        // go in one at a time, so only the refused ones are skipped.
+        chunk.forEach(insertOne);
+      }
     }
+    for (; i < rows.length; i++) insertOne(rows[i]!);
     mark.run(lastSeq);
     return folded;
   });
