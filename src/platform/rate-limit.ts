@@ -19,24 +19,26 @@ export interface RateLimiter {
 const WINDOW_MS = 60_000;
 
 export function createRateLimiter(limits: Record<LimitClass, number>, clock: Clock): RateLimiter {
-  const windows = new Map<string, { start: number; count: number }>();
+  // One map per class, keyed by the caller's key as given: a key is looked up as it came (a token's
+  // key is the same string on every request), not as a new string built per request.
+  const windows: Record<LimitClass, Map<string, { start: number; count: number }>> = { default: new Map(), strict: new Map() };
   let lastSweep = clock.now();
 
   const sweep = (now: number) => {
     if (now - lastSweep < WINDOW_MS) return;
     lastSweep = now;
-    for (const [k, w] of windows) if (now - w.start >= WINDOW_MS) windows.delete(k);
+    for (const byKey of Object.values(windows)) for (const [k, w] of byKey) if (now - w.start >= WINDOW_MS) byKey.delete(k);
   };
 
   return {
     hit(key, cls) {
       const now = clock.now();
       sweep(now);
-      const id = `${cls}:${key}`;
-      let w = windows.get(id);
+      const byKey = windows[cls];
+      let w = byKey.get(key);
       if (!w || now - w.start >= WINDOW_MS) {
         w = { start: now, count: 0 };
-        windows.set(id, w);
+        byKey.set(key, w);
       }
       const limit = limits[cls];
       const reset = Math.max(1, Math.ceil((w.start + WINDOW_MS - now) / 1000));

@@ -172,41 +172,44 @@ export function authPlugin(deps: AuthDeps) {
   return new Elysia({ name: "hearth-auth", seed: deps.seed })
     .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
     .macro({
-      auth: (spec: AuthSpec) => ({
-        // Runs at the transform stage, the first one that knows the route; the body is still a
-        // PendingBody then (app.ts), and is read only after the caller passed authentication and
-        // its budget. So a bad credential is a 401 (and a token's use is audited and budgeted)
-        // whatever the body holds, and costs Hearth no body read.
-        async transform(context) {
-          const { request, sessionJwt, set } = context;
-          const [via, cls] = spec.split(":") as [Via, "strict" | "raw" | undefined];
-          const budget: LimitClass = cls === "strict" ? "strict" : "default";
-          const meta = requestMeta(request);
-          meta.onSettle = (statusCode) => audit(meta, statusCode);
+      auth: (spec: AuthSpec) => {
+        // Read once per route, not per request.
+        const [via, cls] = spec.split(":") as [Via, "strict" | "raw" | undefined];
+        const budget: LimitClass = cls === "strict" ? "strict" : "default";
+        return {
+          // Runs at the transform stage, the first one that knows the route; the body is still a
+          // PendingBody then (app.ts), and is read only after the caller passed authentication and
+          // its budget. So a bad credential is a 401 (and a token's use is audited and budgeted)
+          // whatever the body holds, and costs Hearth no body read.
+          async transform(context) {
+            const { request, sessionJwt, set } = context;
+            const meta = requestMeta(request);
+            meta.onSettle = (statusCode) => audit(meta, statusCode);
 
-          if (via === "none") {
-            limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
-          } else {
-            let principal: Principal | undefined;
-            try {
-              principal = await identify(via, request.headers, sessionJwt, meta, set, budget);
-            } catch (e) {
-              if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
-              throw e;
+            if (via === "none") {
+              limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
+            } else {
+              let principal: Principal | undefined;
+              try {
+                principal = await identify(via, request.headers, sessionJwt, meta, set, budget);
+              } catch (e) {
+                if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
+                throw e;
+              }
+              meta.principal = principal;
+              if (cls === "raw") {
+                // The handler records each operation's use itself; the HTTP request is not one.
+                meta.tokenUse = undefined;
+                return;
+              }
+              // Optional credentials (/health) are never budgeted, like the anonymous call.
+              if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
             }
-            meta.principal = principal;
-            if (cls === "raw") {
-              // The handler records each operation's use itself; the HTTP request is not one.
-              meta.tokenUse = undefined;
-              return;
-            }
-            // Optional credentials (/health) are never budgeted, like the anonymous call.
-            if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
-          }
-          if (context.body instanceof PendingBody) context.body = await context.body.read();
-        },
-        resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
-      }),
+            if (context.body instanceof PendingBody) context.body = await context.body.read();
+          },
+          resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
+        };
+      },
     })
     // Settles the request (its audit rows) before the response leaves; errors are settled by the
     // error handler. No onAfterResponse fallback: a full test run with one logging found no

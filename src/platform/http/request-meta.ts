@@ -19,11 +19,10 @@ const metas = new WeakMap<Request, RequestMeta>();
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
-  let end = url.length;
-  for (const mark of ["?", "#"]) {
-    const at = url.indexOf(mark, start);
-    if (at >= 0 && at < end) end = at;
-  }
+  let end = url.indexOf("?", start);
+  if (end < 0) end = url.length;
+  const hash = url.indexOf("#", start);
+  if (hash >= 0 && hash < end) end = hash;
   return url.slice(start, Math.min(end, start + 2048));
 }
 
