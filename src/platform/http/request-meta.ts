@@ -45,7 +45,7 @@ export class RequestMeta {
 
   constructor(
     private readonly request: Request,
-    private readonly address: (() => string | null) | string | null,
+    private readonly server: AddressSource | null | undefined,
   ) {
     const incoming = request.headers.get("x-request-id");
     this.id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : crypto.randomUUID();
@@ -53,7 +53,8 @@ export class RequestMeta {
   }
 
   get ip(): string | null {
-    if (this.#ip === undefined) this.#ip = typeof this.address === "function" ? this.address() : this.address;
+    // Asked of the server only when needed (a getpeername and a formatted address, ~0.8 µs).
+    if (this.#ip === undefined) this.#ip = this.server?.requestIP(this.request)?.address ?? null;
     return this.#ip;
   }
 
@@ -68,9 +69,14 @@ export class RequestMeta {
   }
 }
 
-/** Starts the facts of a request; `ip` may be a function, asked only when the address is needed. */
-export function beginRequest(request: Request, ip: (() => string | null) | string | null): RequestMeta {
-  const meta = new RequestMeta(request, ip);
+/** What knows the client's address: the HTTP server (absent when a request is handled in process). */
+export interface AddressSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+/** Starts the facts of a request; the client's address is asked of `server` only when needed. */
+export function beginRequest(request: Request, server: AddressSource | null | undefined): RequestMeta {
+  const meta = new RequestMeta(request, server);
   metas.set(request, meta);
   return meta;
 }
