@@ -6,20 +6,21 @@
 import { FormatRegistry } from "@sinclair/typebox";
 import { fullFormats } from "elysia/type-system/format";
 
-/** The exact shape Date#toISOString writes: every date Hearth answers with. */
-const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
 export function useElysiaFormats(): void {
   for (const [name, check] of Object.entries(fullFormats)) {
     if (check instanceof RegExp) FormatRegistry.Set(name, (value) => check.test(value));
     else if (typeof check === "function") FormatRegistry.Set(name, check as (value: string) => boolean);
   }
-  // Responses carry many dates, all written by toISOString: one that reads back to itself is a
-  // valid RFC 3339 date-time (an impossible day would not), so it skips the general check.
+  // Responses carry many dates, mostly the same ones again (a workspace's created_at on every read
+  // of it), and checking one costs ~350 ns: a date found valid is remembered (a bounded set; the
+  // check is a pure function of the string).
   const dateTime = fullFormats["date-time"];
-  const readsBack = (value: string) => {
-    const d = new Date(value);
-    return !Number.isNaN(d.getTime()) && d.toISOString() === value;
-  };
-  FormatRegistry.Set("date-time", (value) => (ISO_UTC.test(value) && readsBack(value)) || dateTime(value));
+  const valid = new Set<string>();
+  FormatRegistry.Set("date-time", (value) => {
+    if (valid.has(value)) return true;
+    if (!dateTime(value)) return false;
+    if (valid.size >= 10_000) valid.clear();
+    valid.add(value);
+    return true;
+  });
 }
