@@ -2,7 +2,7 @@
 // exactly once, and never out of a torn line.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWriteBehind, type FoldThreadOptions } from "../../src/platform/db/write-behind";
@@ -17,6 +17,20 @@ afterAll(() => {
 });
 
 const log = createLogger(true);
+
+/** The journal's lines as text, without the zeros of the room allocated after them. */
+function journalText(path: string): string {
+  const text = readFileSync(path, "utf8");
+  const room = text.indexOf("\0");
+  return room < 0 ? text : text.slice(0, room);
+}
+
+/** Writes `text` where the next row would go: what a crash in the middle of copying a row leaves. */
+function tear(path: string, text: string) {
+  const fd = openSync(path, "r+");
+  writeSync(fd, text, Buffer.byteLength(journalText(path)));
+  closeSync(fd);
+}
 
 /** A database with a rows table and the applied mark, and a journal over it. */
 function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
@@ -66,7 +80,7 @@ describe("write-behind journal", () => {
     wb.append({ v: "a" });
     wb.append({ v: "b" });
     expect(f.values()).toEqual([]);
-    expect(readFileSync(f.journal, "utf8").trim().split("\n")).toHaveLength(2);
+    expect(journalText(f.journal).trim().split("\n")).toHaveLength(2);
     wb.flush();
     expect(f.values()).toEqual(["a", "b"]);
     expect(statSync(f.journal).size).toBe(0);
@@ -101,7 +115,7 @@ describe("write-behind journal", () => {
     const wb = f.open();
     wb.append({ v: "x" });
     wb.append({ v: "y" });
-    const lines = readFileSync(f.journal, "utf8");
+    const lines = journalText(f.journal);
     wb.flush();
     // As if the truncation never happened, plus one row after the fold.
     appendFileSync(f.journal, lines + JSON.stringify({ q: 3, p: ["z"] }) + "\n");
@@ -110,11 +124,11 @@ describe("write-behind journal", () => {
     next.close();
   });
 
-  test("a line torn by a crash inside write() is skipped; whole lines are kept", () => {
+  test("a line torn by a crash inside its copy is skipped; whole lines are kept", () => {
     const f = fixture();
     const wb = f.open();
     wb.append({ v: "whole" });
-    appendFileSync(f.journal, '{"q":2,"r":{"v":"to');
+    tear(f.journal, '{"q":2,"r":{"v":"to');
     const next = f.open();
     expect(f.values()).toEqual(["whole"]);
     next.append({ v: "after" });
@@ -127,7 +141,7 @@ describe("write-behind journal", () => {
     const f = fixture();
     const wb = f.open();
     wb.append({ v: "whole" });
-    appendFileSync(f.journal, '{"q":2,"p":["to');
+    tear(f.journal, '{"q":2,"p":["to');
     f.fail(true); // the start's fold fails, so the journal keeps its lines
     const next = f.open();
     next.append({ v: "after" });
@@ -165,7 +179,7 @@ describe("write-behind journal", () => {
   });
 
   describe("group commit (appendInGroup)", () => {
-    const lines = (f: ReturnType<typeof fixture>) => readFileSync(f.journal, "utf8").trim().split("\n").filter(Boolean);
+    const lines = (f: ReturnType<typeof fixture>) => journalText(f.journal).trim().split("\n").filter(Boolean);
 
     test("a turn's first row is written at once; the rows after it wait for the turn's end and go in one write", async () => {
       const f = fixture();
@@ -244,6 +258,37 @@ describe("write-behind journal", () => {
     wb.close();
   });
 
+  test("the room after the rows is allocated on the disk (zeros written, not a sparse hole) before a row is copied in", () => {
+    const f = fixture();
+    const wb = f.open();
+    wb.append({ v: "a" });
+    const st = statSync(f.journal);
+    expect(st.size).toBeGreaterThanOrEqual(64 * 1024);
+    // A hole would be allocated at the copy into the mapping, where a full disk kills the process.
+    expect(st.blocks * 512).toBeGreaterThanOrEqual(st.size);
+    const bytes = readFileSync(f.journal);
+    const end = bytes.indexOf(10) + 1;
+    expect(bytes.subarray(end).every((b) => b === 0)).toBe(true);
+    wb.close();
+  });
+
+  test("rows past the first allocation grow the file and its mapping; every row is folded once, in order", () => {
+    const f = fixture();
+    const wb = f.open();
+    const vs = Array.from({ length: 3000 }, (_, i) => `row-${i}-${"x".repeat(60)}`);
+    for (const v of vs) wb.append({ v });
+    expect(journalText(f.journal).trim().split("\n")).toHaveLength(3000);
+    expect(statSync(f.journal).size).toBeGreaterThan(128 * 1024);
+    wb.flush();
+    expect(f.values()).toEqual(vs);
+    expect(statSync(f.journal).size).toBe(0);
+    // Emptied, the journal takes rows again through the mapping it kept.
+    wb.append({ v: "again" });
+    wb.flush();
+    expect(f.values().at(-1)).toBe("again");
+    wb.close();
+  });
+
   test("the journal file is private to Hearth's user", () => {
     const f = fixture();
     const wb = f.open();
@@ -301,7 +346,7 @@ describe("write-behind journal", () => {
       for (const v of rows(10)) wb.append({ v });
       await Bun.sleep(200);
       expect(f.values()).toEqual([]);
-      expect(readFileSync(f.journal, "utf8").trim().split("\n")).toHaveLength(10);
+      expect(journalText(f.journal).trim().split("\n")).toHaveLength(10);
       f.fail(false);
       wb.append({ v: "after" });
       wb.flush();
@@ -317,9 +362,9 @@ describe("write-behind journal", () => {
       const f = fixture();
       const wb = f.open(1, {});
       for (const v of rows(20)) wb.append({ v });
-      const lines = readFileSync(f.journal, "utf8");
+      const lines = journalText(f.journal);
       await until(() => f.values().length === 20);
-      // As if the process died before it emptied the journal.
+      // As if the process died before it emptied the journal (the lines may land after its room).
       appendFileSync(f.journal, lines);
       const next = f.open(60_000);
       expect(f.values()).toEqual(rows(20));

@@ -26,7 +26,9 @@ export interface JournalRows {
  */
 export function journalRows(text: string, after: number, legacy?: (row: unknown) => SQLQueryBindings[]): JournalRows {
   const out: JournalRows = { rows: [], lastSeq: after, unreadable: 0 };
-  for (const line of text.split("\n")) {
+  // Zeros are the journal's unwritten room; lines never hold one (JSON escapes it), so they only
+  // separate lines (room a crash left, then lines written after it).
+  for (const line of text.includes("\0") ? text.split(/[\n\0]+/) : text.split("\n")) {
     if (!line) continue;
     let record: JournalLine & { r?: unknown };
     try {

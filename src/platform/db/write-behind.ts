@@ -2,10 +2,10 @@
 //
 // A SQLite commit costs ~20 µs and 6 lock calls plus a write per page even without fsync, more
 // than the rest of a request; at a checkpoint it costs milliseconds. So a row is first appended to
-// a journal file with one write() — in the OS page cache when it returns, so a kill -9 of Hearth
-// loses nothing acknowledged (the same promise as the NORMAL-synchronous connection it replaces;
-// a power cut may lose the last rows) — and folded into the database in batches, ~50 ms later
-// or before anyone reads them. The batch's last sequence number is committed with its rows, so a
+// a journal file — copied into the file's pages through a shared memory mapping, so it is in the
+// OS page cache when the copy ends, and a kill -9 of Hearth loses nothing acknowledged (the same
+// promise as the NORMAL-synchronous connection it replaces; a power cut may lose the last rows) —
+// and folded into the database in batches, ~50 ms later or before anyone reads them. The batch's last sequence number is committed with its rows, so a
 // crash between the commit and the journal's truncation never folds a row twice. At start, rows
 // the database has not seen are folded from the file.
 //
@@ -13,7 +13,13 @@
 // first row of a turn of the event loop is written at once, so a lone request waits for nothing;
 // the rows after it in the same turn are written together when the turn ends, and their requests
 // answer after that. At 32 requests in flight a write() per row was the largest single cost of a
-// token request (main-thread CPU per request 57 -> 35 µs without it).
+// token request (main-thread CPU per request 57 -> 35 µs without it). Through the mapping a row
+// costs no system call at all: a write() of one row had cost 5-7 µs of a lone request's ~75.
+//
+// The file is longer than its rows: past them it holds zeros, allocated ahead by writing them
+// (`room`), because a page the disk cannot hold kills the process at its first write through a
+// mapping (SIGBUS) where write() fails with ENOSPC and the row is refused. At start the file is
+// cut back to its last whole line.
 //
 // Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their
 // own (`thread`, fold-worker.ts): the event loop hands it a byte range of the journal, and the
@@ -22,7 +28,7 @@
 // the table in journal order. The thread is started at the first such batch and stopped after a
 // quiet minute (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same
 // statements (fold-protocol.ts).
-import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
 import { workerUrl } from "../native";
@@ -78,6 +84,9 @@ const RETRY_MS = 1_000;
 const WAIT_MS = 10_000;
 /** Past this size the journal is emptied at the end of a thread's batch, even if requests never pause. */
 const JOURNAL_LIMIT_BYTES = 4 * 1024 * 1024;
+/** The journal's first allocation ahead of its rows (~300 audit rows); it doubles as they need. */
+const MIN_ROOM_BYTES = 64 * 1024;
+const ZEROS = new Uint8Array(MIN_ROOM_BYTES);
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   // Measured (sequential token GETs, 2 cores): batches every 5 ms gave a p99 of 585-773 µs, every
@@ -86,18 +95,21 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   const delayMs = o.delayMs ?? 50;
   const maxPending = o.maxPending ?? 2048;
   privateFile(o.path);
-  // Appends go to the end (O_APPEND); folds read ranges of whole lines back by offset.
-  const fd = openSync(o.path, "a+", 0o600);
+  // Rows are copied in through a mapping of the file (`room`); folds read ranges of whole lines back by offset.
+  const fd = openSync(o.path, constants.O_RDWR | constants.O_CREAT, 0o600);
 
-  // A line cut short by a crash inside write() was never acknowledged: it is cut off, so that the
-  // next append starts a line of its own.
+  // Past the last whole line the file holds zeros, or a line cut short by a crash inside a copy,
+  // which was never acknowledged: the file is cut back to its last whole line.
   const found = readFileSync(o.path);
-  /** Bytes of whole lines in the file; a short write is cut back to it. */
+  /** Bytes of whole lines in the file (rows start at this offset). */
   let size = found.lastIndexOf(10) + 1;
-  if (size < found.length) {
-    o.log.warn("write-behind: a line cut short by a crash was dropped", { path: o.path });
-    ftruncateSync(fd, size);
-  }
+  if (found.subarray(size).some((b) => b !== 0)) o.log.warn("write-behind: a line cut short by a crash was dropped", { path: o.path });
+  if (size < found.length) ftruncateSync(fd, size);
+  /** The file's length: bytes [size, length) are zeros, allocated on the disk. */
+  let length = size;
+  /** The file mapped into memory (shared: a copy into it is a write to the file), once rows are appended. */
+  let mapped: Uint8Array | undefined;
+  const encoder = new TextEncoder();
   const applied = o.applied();
   let seq = Math.max(applied, journalRows(found.toString("utf8", 0, size), applied).lastSeq);
   /** Where (byte offset, sequence number) the rows not yet handed to a fold start. */
@@ -125,8 +137,9 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   /** Empties the journal once every row in it is committed. */
   const truncateIfFolded = () => {
     if (size === 0 || committed.at !== size || thread?.inFlight()) return;
+    // The mapping stays: it is valid again once `room` has written the file back out to its length.
     ftruncateSync(fd);
-    size = 0;
+    size = length = 0;
     handed = committed = { at: 0, seq };
   };
 
@@ -186,20 +199,28 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     });
   }
 
-  /** Writes rows with one write() at the end of the journal; throws (nothing written) if it failed. */
+  /**
+   * The mapping, with at least `bytes` allocated after the rows: the file is written out with zeros
+   * (doubling, from MIN_ROOM_BYTES) and mapped again when it outgrew the mapping. Throws when the
+   * disk refuses the zeros (nothing of the rows is written then).
+   */
+  const room = (bytes: number): Uint8Array => {
+    if (mapped && size + bytes <= length) return mapped;
+    let target = Math.max(MIN_ROOM_BYTES, length * 2);
+    while (target < size + bytes) target *= 2;
+    while (length < target) length += writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, target - length), length);
+    if (!mapped || mapped.length < length) mapped = Bun.mmap(o.path, { shared: true });
+    return mapped;
+  };
+
+  /** Copies rows to the end of the journal; throws (nothing written) if there was no room for them. */
   const writeRows = (rows: T[]) => {
     let text = "";
     // Each line is a JournalLine, `{"q":<seq>,"p":[...]}`, written without building its object.
     for (let i = 0; i < rows.length; i++) text += `{"q":${seq + 1 + i},"p":${JSON.stringify(o.params(rows[i]!))}}\n`;
     const bytes = Buffer.byteLength(text);
-    let written = 0;
-    try {
-      written = writeSync(fd, text);
-    } finally {
-      if (written !== bytes) ftruncateSync(fd, size);
-    }
-    if (written !== bytes) throw new Error(`write-behind: short write to ${o.path}`);
-    size += written;
+    encoder.encodeInto(text, room(bytes).subarray(size, size + bytes));
+    size += bytes;
     seq += rows.length;
     if (waiting() >= maxPending) arm(0);
     else if (!timer) arm(delayMs);
@@ -260,6 +281,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       closed = true;
       if (timer) clearTimeout(timer);
       thread?.close();
+      mapped = undefined;
       closeSync(fd);
     },
   };
