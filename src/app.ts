@@ -7,7 +7,7 @@ import { errorHandler } from "./platform/http/errors";
 import { explorer } from "./platform/http/explorer";
 import { consoleRoutes } from "./platform/http/console";
 import { consoleAssets } from "./platform/http/console-assets";
-import { beginRequest } from "./platform/http/request-meta";
+import { beginRequest, type AddressSource } from "./platform/http/request-meta";
 import { bodyTooLarge, MAX_REQUEST_BYTES, PendingBody } from "./platform/http/body";
 import { knowledgeRoutes } from "./features/knowledge/routes";
 import { searchRoutes } from "./features/knowledge/search-routes";
@@ -36,12 +36,15 @@ export function createApp(s: Services) {
 
   // normalize: false makes unknown body fields an error (422) instead of silently dropping them,
   // so a typo such as `is_activ` never passes as a successful no-op.
-  return new Elysia({ normalize: false })
+  // The client's address is asked of the listening server through the app, not the hook's
+  // `server`: a hook that names `server` makes Elysia define a getter on every request's context.
+  const addresses: AddressSource = { requestIP: (request) => app.server?.requestIP(request) ?? null };
+  const app = new Elysia({ normalize: false })
     .use(errorHandler(s.log))
     // A plain function: Elysia awaits a hook whose source looks asynchronous (an arrow returning a
     // call), which cost every request a turn of the microtask queue.
-    .onRequest(({ request, server, set }) => {
-      const meta = beginRequest(request, server);
+    .onRequest(({ request, set }) => {
+      const meta = beginRequest(request, addresses);
       set.headers["x-request-id"] = meta.id;
       if (Number(request.headers.get("content-length") ?? 0) > MAX_REQUEST_BYTES) throw bodyTooLarge(MAX_REQUEST_BYTES);
     })
@@ -64,6 +67,7 @@ export function createApp(s: Services) {
     .use(integrationRoutes(auth, s.integrations, s.workflow.allow))
     .use(communicatorRoutes(s.communicators))
     .use(mcpRoutes(auth, { gateway: s.mcp.gateway, allowedHosts: mcpHosts(s.config) }));
+  return app;
 }
 
 /** Hosts whose pages may call /mcp: loopback, the listen address, the public URL's host. */
