@@ -118,7 +118,9 @@ describe("hostile files", () => {
 
   test("the time limit counts processor time: a parse kept waiting past it (stopped, as if every core were busy) is not failed for the wait", async () => {
     const started = performance.now();
-    const parsing = Promise.allSettled([parseIsolated("docx", slowDocx(), { timeoutMs: 1000, maxRssBytes: 8 * 1024 ** 3 })]);
+    // 250 MB of spaces (under the 256 MB cap): ~1.9 s of processor time on the 2-core machine here,
+    // where the usual 100 MB one took 0.85 s and finished inside the budget.
+    const parsing = Promise.allSettled([parseIsolated("docx", makeZipBombDocx(250), { timeoutMs: 1000, maxRssBytes: 8 * 1024 ** 3 })]);
     const pid = await parseChildPid();
     process.kill(pid, "SIGSTOP");
     await Bun.sleep(1300); // past the 1 s budget, with no processor time used
