@@ -289,6 +289,26 @@ describe("write-behind journal", () => {
     wb.close();
   });
 
+  test("a process killed (SIGKILL) after its rows were copied in loses none of them: the mapping is the file's pages", async () => {
+    const f = fixture();
+    const writer = Bun.spawn([process.execPath, join(import.meta.dir, "../support/journal-writer.ts"), f.dir, "5000"], { stdout: "pipe", stderr: "inherit" });
+    const reader = writer.stdout.getReader();
+    let said = "";
+    while (!said.includes("appended")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      said += new TextDecoder().decode(value);
+    }
+    expect(said).toContain("appended");
+    writer.kill("SIGKILL");
+    expect(await writer.exited).not.toBe(0);
+    // Nothing was folded (the writer's delay is an hour): every row comes from the journal.
+    expect(f.values()).toEqual([]);
+    const wb = f.open();
+    expect(f.values()).toEqual(Array.from({ length: 5000 }, (_, i) => `r${i}`));
+    wb.close();
+  }, 30_000);
+
   test("the journal file is private to Hearth's user", () => {
     const f = fixture();
     const wb = f.open();
