@@ -19,8 +19,8 @@ export interface RateLimiter {
 const WINDOW_MS = 60_000;
 
 export function createRateLimiter(limits: Record<LimitClass, number>, clock: Clock): RateLimiter {
-  // One map per class, keyed by the caller's key as given: a key is looked up as it came (a token's
-  // key is the same string on every request), not as a new string built per request.
+  // One map per class, so a lookup uses the caller's key as given instead of building a
+  // class-prefixed key on every request.
   const windows: Record<LimitClass, Map<string, { start: number; count: number }>> = { default: new Map(), strict: new Map() };
   let lastSweep = clock.now();
 

@@ -1,8 +1,8 @@
 // The token audit log. Lifecycle rows are written inside the change's own transaction; a `used`
 // row is appended to a write-behind journal before its response leaves (a copy into the mapped
-// file, durable against a crash of Hearth; see platform/db/write-behind.ts) and folded into the table in batches
-// on a connection whose commits do not wait for the disk, within ~50 ms or before the log is
-// read. A refused token's uses (401) fold into one row per token per minute whose count grows,
+// file, durable against a crash of Hearth; see platform/db/write-behind.ts) and folded into the
+// table in batches on a connection whose commits do not wait for the disk, within ~50 ms or
+// before the log is read. A refused token's uses (401) fold into one row per token per minute whose count grows,
 // so a leaked revoked secret cannot flood the disk.
 import { and, desc, eq, max, sql } from "drizzle-orm";
 import { pragmaStatements, type Db } from "../../platform/db/database";

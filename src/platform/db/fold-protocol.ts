@@ -82,7 +82,7 @@ export interface Folded {
  * statement a row (1.0-1.2 vs 2.0 µs, the audit table on a 2-core machine), and the fold runs on
  * the second core the requests also need.
  */
-export const FOLD_CHUNK_ROWS = 32;
+const FOLD_CHUNK_ROWS = 32;
 
 /** The statement that inserts `count` rows at once: `rowSql` with its tuple of placeholders repeated. */
 function chunkSql(rowSql: string, count: number): string {

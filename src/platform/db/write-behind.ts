@@ -5,9 +5,10 @@
 // a journal file — copied into the file's pages through a shared memory mapping, so it is in the
 // OS page cache when the copy ends, and a kill -9 of Hearth loses nothing acknowledged (the same
 // promise as the NORMAL-synchronous connection it replaces; a power cut may lose the last rows) —
-// and folded into the database in batches, ~50 ms later or before anyone reads them. The batch's last sequence number is committed with its rows, so a
-// crash between the commit and the journal's truncation never folds a row twice. At start, rows
-// the database has not seen are folded from the file.
+// and folded into the database in batches, ~50 ms later or before anyone reads them. The batch's
+// last sequence number is committed with its rows, so a crash between the commit and the
+// journal's truncation never folds a row twice. At start, rows the database has not seen are
+// folded from the file.
 //
 // Rows of requests that arrive together share one copy (`appendInGroup`, a group commit): the
 // first row of a turn of the event loop is written at once, so a lone request waits for nothing;
@@ -96,7 +97,8 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   const delayMs = o.delayMs ?? 50;
   const maxPending = o.maxPending ?? 2048;
   privateFile(o.path);
-  // Rows are copied in through a mapping of the file (`room`); folds read ranges of whole lines back by offset.
+  // Rows are copied in through a mapping of the file (`room`); folds read ranges of whole lines
+  // back by offset.
   const fd = openSync(o.path, constants.O_RDWR | constants.O_CREAT, 0o600);
 
   // Past the last whole line the file holds zeros, or a line cut short by a crash inside a copy,
