@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWriteBehind, type FoldThreadOptions } from "../../src/platform/db/write-behind";
 import { createLogger } from "../../src/platform/log";
+import { appliedMark, JOURNAL_SQL } from "../support/journal-fixture";
 
 const dirs: string[] = [];
 const opened: { close(): void }[] = [];
@@ -54,15 +55,12 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
       log,
       delayMs,
       db,
-      sql: {
-        rowSql: "INSERT INTO rows (v) VALUES (?)",
-        markSql: "INSERT INTO mark (k, seq) VALUES (1, ?) ON CONFLICT (k) DO UPDATE SET seq = excluded.seq",
-      },
+      sql: JOURNAL_SQL,
       params: (r) => {
         if (r.v === "unwritable") throw new Error("cannot encode this row");
         return [r.v];
       },
-      applied: () => (db.query("SELECT seq FROM mark").get() as { seq: number } | null)?.seq ?? 0,
+      applied: () => appliedMark(db),
       thread: thread && { pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"], threadRows: 4, ...thread },
     });
     opened.push(wb);
