@@ -58,4 +58,26 @@ describe("statusCache", () => {
     expect(await cache.get("m")).toEqual(down("m"));
     expect(p.calls).toHaveLength(2);
   });
+
+  test("peek() gives the known answer without waiting or probing, refreshes an old one behind it, and knows nothing after forget()", async () => {
+    const clock = manualClock();
+    const p = handProbe();
+    const cache = statusCache(clock, p.probe);
+    expect(cache.peek("m")).toBeUndefined();
+    expect(p.calls).toHaveLength(0); // a peek never starts the first probe (/health races that one)
+    const first = cache.get("m");
+    expect(cache.peek("m")).toBeUndefined(); // probing, nothing known yet
+    p.calls[0]!.answer(ok("m"));
+    await first;
+    expect(cache.peek("m")).toEqual(ok("m"));
+    expect(p.calls).toHaveLength(1);
+    clock.advance(STATUS_TTL_MS);
+    expect(cache.peek("m")).toEqual(ok("m")); // the old answer, at once
+    expect(p.calls).toHaveLength(2); // and one refresh behind it
+    p.calls[1]!.answer(down("m"));
+    await Bun.sleep(0);
+    expect(cache.peek("m")).toEqual(down("m"));
+    cache.forget("m");
+    expect(cache.peek("m")).toBeUndefined();
+  });
 });

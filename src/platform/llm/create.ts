@@ -28,6 +28,7 @@ export function createLlm(c: LlmConfig): Llm {
     url,
     defaultModel: c.model,
     status: async (model) => (await client()).status(model),
+    knownStatus: (model) => loaded?.knownStatus(model),
     forget: (model) => loaded?.forget(model),
     async *stream(request) {
       yield* (await client()).stream(request);

@@ -40,6 +40,11 @@ export interface Llm {
   url: string;
   defaultModel: string;
   status(model?: string): Promise<LlmStatus>;
+  /**
+   * The last answer of `status`, without waiting (undefined before the first or after `forget`);
+   * an old one is refreshed behind it, as `status` does.
+   */
+  knownStatus(model?: string): LlmStatus | undefined;
   /** Forgets what is known of a model, so the next status probes again (after a failure). */
   forget(model?: string): void;
   /** Streams the answer piece by piece: text, then any tool calls, then `done` with token counts. */
@@ -80,12 +85,17 @@ export function statusCache(clock: Clock, probe: (model: string) => Promise<LlmS
     }
     return running;
   };
+  /** The cached answer (refreshed behind it once old), or undefined when there is none yet. */
+  const peek = (model: string): LlmStatus | undefined => {
+    const hit = cache.get(model);
+    if (hit && clock.now() - hit.at >= STATUS_TTL_MS) void refresh(model).catch(() => undefined);
+    return hit?.status;
+  };
   return {
+    peek,
     get(model: string): Promise<LlmStatus> {
-      const hit = cache.get(model);
-      if (!hit) return refresh(model);
-      if (clock.now() - hit.at >= STATUS_TTL_MS) void refresh(model).catch(() => undefined);
-      return Promise.resolve(hit.status);
+      const known = peek(model);
+      return known ? Promise.resolve(known) : refresh(model);
     },
     forget(model: string) {
       cache.delete(model);

@@ -53,6 +53,7 @@ export function createOllamaLlm({ url, model: defaultModel, clock }: { url: stri
     url,
     defaultModel,
     status: (model = defaultModel) => statuses.get(model),
+    knownStatus: (model = defaultModel) => statuses.peek(model),
     forget: (model = defaultModel) => statuses.forget(model),
     describeFailure,
 

@@ -70,6 +70,7 @@ export function createOpenAiLlm({ url, apiKey, model: defaultModel, clock }: { u
     url,
     defaultModel,
     status: (model = defaultModel) => statuses.get(model),
+    knownStatus: (model = defaultModel) => statuses.peek(model),
     forget: (model = defaultModel) => statuses.forget(model),
     describeFailure,
 
