@@ -26,7 +26,7 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
       // Recorded once per window: a flood of refused attempts must not flood the trail.
       if (refusal.first) activity.record({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...trail });
       throw new AppError(429, "TooManyRequests", `Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, undefined, {
-        "Retry-After": String(refusal.retryAfter),
+        "retry-after": String(refusal.retryAfter),
       });
     }
     const wait = throttle.delayMs(address);

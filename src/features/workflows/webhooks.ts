@@ -157,7 +157,7 @@ export function createWebhooks(deps: { db: Db; clock: Clock; log: Logger; engine
           if (dup) p.resolve(dup);
           else {
             log.error("webhook.store_failed", { trigger: p.trigger.id, error: String(e) });
-            p.reject(new AppError(503, "ServiceUnavailable", "The delivery could not be stored; retry shortly", undefined, { "Retry-After": "5" }));
+            p.reject(new AppError(503, "ServiceUnavailable", "The delivery could not be stored; retry shortly", undefined, { "retry-after": "5" }));
           }
         }
       }
