@@ -49,7 +49,12 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
     BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
   db.exec(`CREATE TRIGGER IF NOT EXISTS mark_update_fails BEFORE UPDATE ON mark WHEN (SELECT fail FROM flags) = 1
     BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
-  const open = (delayMs = 60_000, thread?: Partial<FoldThreadOptions>) => {
+  // Each fold's commit writes the mark once: counting mark writes counts folds.
+  db.exec("CREATE TABLE IF NOT EXISTS folds (n INTEGER NOT NULL)");
+  db.exec("INSERT INTO folds SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM folds)");
+  db.exec("CREATE TRIGGER IF NOT EXISTS count_mark_insert AFTER INSERT ON mark BEGIN UPDATE folds SET n = n + 1; END");
+  db.exec("CREATE TRIGGER IF NOT EXISTS count_mark_update AFTER UPDATE ON mark BEGIN UPDATE folds SET n = n + 1; END");
+  const open = (delayMs = 60_000, thread?: Partial<FoldThreadOptions>, more: { maxPending?: number; sliceRows?: number } = {}) => {
     const wb = createWriteBehind<{ v: string }>({
       path: join(dir, "t.journal"),
       log,
@@ -61,6 +66,7 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
         return [r.v];
       },
       applied: () => appliedMark(db),
+      ...more,
       thread: thread && { pragmas: ["PRAGMA journal_mode = WAL", "PRAGMA busy_timeout = 5000"], threadRows: 4, ...thread },
     });
     opened.push(wb);
@@ -68,7 +74,8 @@ function fixture(dir = mkdtempSync(join(tmpdir(), "hearth-wb-"))) {
   };
   const values = () => (db.query("SELECT v FROM rows ORDER BY id").all() as { v: string }[]).map((r) => r.v);
   const fail = (on: boolean) => db.exec(`UPDATE flags SET fail = ${on ? 1 : 0}`);
-  return { dir, db, open, values, journal: join(dir, "t.journal"), fail };
+  const folds = () => (db.query("SELECT n FROM folds").get() as { n: number }).n;
+  return { dir, db, open, values, journal: join(dir, "t.journal"), fail, folds };
 }
 
 describe("write-behind journal", () => {
@@ -314,12 +321,83 @@ describe("write-behind journal", () => {
     wb.close();
   });
 
+  const until = async (ok: () => boolean, ms = 5_000) => {
+    const end = Date.now() + ms;
+    while (!ok() && Date.now() < end) await Bun.sleep(5);
+  };
+  const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `r${from + i}`);
+  /** Appends rows as requests of one turn of the event loop do (a group commit), and waits until they are written. */
+  const appendTogether = (wb: { appendInGroup(r: { v: string }): Promise<void> | undefined }, vs: string[]) => Promise.all(vs.map((v) => wb.appendInGroup({ v })));
+  /** Appends rows as one request per turn does. */
+  const appendOneByOne = async (wb: { appendInGroup(r: { v: string }): Promise<void> | undefined }, vs: string[]) => {
+    for (const v of vs) {
+      await wb.appendInGroup({ v });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+
+  test("the timer's fold in place takes sliceRows at a time, a commit each, and folds every row in order", async () => {
+    const f = fixture();
+    const wb = f.open(1, undefined, { sliceRows: 4 });
+    for (const v of rows(10)) wb.append({ v });
+    await until(() => f.values().length === 10 && statSync(f.journal).size === 0);
+    expect(f.values()).toEqual(rows(10));
+    expect(f.folds()).toBe(3); // 4 + 4 + 2
+    expect(statSync(f.journal).size).toBe(0);
+    wb.close();
+  });
+
+  test("a slice's last line may cross the 64 KB the journal is read in: it is taken whole", async () => {
+    const f = fixture();
+    const wb = f.open(1, undefined, { sliceRows: 700 });
+    const vs = Array.from({ length: 1000 }, (_, i) => `${i}:`.padEnd(100, "x")); // ~120 bytes a line
+    for (const v of vs) wb.append({ v });
+    await until(() => f.values().length === 1000 && statSync(f.journal).size === 0);
+    expect(f.values()).toEqual(vs);
+    expect(f.folds()).toBe(2);
+    wb.close();
+  });
+
+  test("a slice that cannot commit stays journaled with the rows after it, and is folded once when the disk is back", async () => {
+    const f = fixture();
+    const wb = f.open(1, undefined, { sliceRows: 4 });
+    f.fail(true);
+    for (const v of rows(10)) wb.append({ v });
+    await Bun.sleep(50);
+    expect(f.values()).toEqual([]);
+    f.fail(false);
+    wb.flush();
+    expect(f.values()).toEqual(rows(10));
+    wb.close();
+    const next = f.open(60_000);
+    expect(f.values()).toEqual(rows(10));
+    next.close();
+  });
+
   describe("with a folding thread", () => {
-    const until = async (ok: () => boolean, ms = 5_000) => {
-      const end = Date.now() + ms;
-      while (!ok() && Date.now() < end) await Bun.sleep(5);
-    };
-    const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `r${from + i}`);
+    test("inPlaceWhenBusy: rows that came together are folded in place in slices, rows that came one per turn by the thread", async () => {
+      const f = fixture();
+      const wb = f.open(60_000, { inPlaceWhenBusy: true }, { maxPending: 20, sliceRows: 4 });
+      await appendTogether(wb, rows(20));
+      await until(() => f.values().length === 20);
+      expect(f.values()).toEqual(rows(20));
+      expect(f.folds()).toBe(5); // in place, 4 at a time
+      await appendOneByOne(wb, rows(20, 20));
+      await until(() => f.values().length === 40);
+      expect(f.values()).toEqual(rows(40));
+      expect(f.folds()).toBe(6); // the thread's one batch
+      wb.close();
+    }, 15_000);
+
+    test("without inPlaceWhenBusy rows that came together still go to the thread", async () => {
+      const f = fixture();
+      const wb = f.open(60_000, {}, { maxPending: 20, sliceRows: 4 });
+      await appendTogether(wb, rows(20));
+      await until(() => f.values().length === 20);
+      expect(f.values()).toEqual(rows(20));
+      expect(f.folds()).toBe(1);
+      wb.close();
+    }, 15_000);
 
     test("a big batch is folded by the thread, in order, and the journal is emptied after it", async () => {
       const f = fixture();

@@ -61,6 +61,32 @@ export function readJournal(fd: number, from: number, to: number): string {
   return bytes.toString("utf8", 0, got);
 }
 
+/**
+ * The first `maxLines` whole lines of bytes [from, to) of the journal, read 64 KB at a time, and
+ * the offset after them.
+ */
+export function readJournalLines(fd: number, from: number, to: number, maxLines: number): { text: string; end: number } {
+  if (maxLines === Number.POSITIVE_INFINITY) return { text: readJournal(fd, from, to), end: to };
+  const chunks: Buffer[] = [];
+  let at = from;
+  let lines = 0;
+  while (at < to && lines < maxLines) {
+    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, to - at));
+    const n = readSync(fd, chunk, 0, chunk.length, at);
+    if (n === 0) break;
+    let cut = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0 && nl < n && lines < maxLines; nl = chunk.indexOf(10, nl + 1)) {
+      lines += 1;
+      cut = nl + 1;
+    }
+    // Past the last line wanted, or a line that goes on in the next chunk (whole lines end in \n).
+    const keep = lines >= maxLines ? cut : n;
+    chunks.push(chunk.subarray(0, keep));
+    at += keep;
+  }
+  return { text: Buffer.concat(chunks).toString("utf8"), end: at };
+}
+
 export interface FoldSql {
   /**
    * Inserts one row: `INSERT INTO t (columns) VALUES (?, ...)`, ending with its one tuple of

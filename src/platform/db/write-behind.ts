@@ -29,13 +29,15 @@
 // size. `flush` waits for the batch in flight before folding the rest itself, so rows still reach
 // the table in journal order. The thread is started at the first such batch and stopped after a
 // quiet minute (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same
-// statements (fold-protocol.ts).
+// statements (fold-protocol.ts). Where no core is free for the thread (`inPlaceWhenBusy`), rows
+// that come in groups (the event loop is saturated) are folded in place instead; the timer's folds
+// in place take `sliceRows` at a time, a commit each, and let requests in between.
 import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
 import { workerUrl } from "../native";
 import { privateFile } from "./database";
-import { FOLD_BUSY, FOLD_FAILED, journalRows, preparedFold, readJournal, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql } from "./fold-protocol";
+import { FOLD_BUSY, FOLD_FAILED, journalRows, preparedFold, readJournalLines, type FoldBatch, type Folded, type FoldReply, type FoldSetup, type FoldSql } from "./fold-protocol";
 
 export interface WriteBehindOptions<T> {
   /** The journal file (created 0600). */
@@ -53,6 +55,11 @@ export interface WriteBehindOptions<T> {
   delayMs?: number;
   /** Folds at once (next macrotask) when this many rows wait. */
   maxPending?: number;
+  /**
+   * Rows a fold in place takes at a time before it lets requests in (the timer's folds; `flush`
+   * takes them all). Default 512, ~0.5 ms of the event loop.
+   */
+  sliceRows?: number;
   /** Folds big batches on a thread of its own (see above). */
   thread?: FoldThreadOptions;
 }
@@ -64,6 +71,12 @@ export interface FoldThreadOptions {
   threadRows?: number;
   /** The thread is stopped after this long without a batch (ms). Default 60 s. */
   quietStopMs?: number;
+  /**
+   * Folds in place, not on the thread, while rows come in groups (requests overlap: the event loop
+   * is saturated). For machines without a core to spare: there the thread competes with the event
+   * loop for one, and the fold costs less in place than on the thread (see audit-log.ts).
+   */
+  inPlaceWhenBusy?: boolean;
 }
 
 export interface WriteBehind<T> {
@@ -96,6 +109,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   // taken from the requests. Rows wait in the file, not in memory, so a longer delay costs nothing.
   const delayMs = o.delayMs ?? 50;
   const maxPending = o.maxPending ?? 2048;
+  const sliceRows = o.sliceRows ?? 512;
   privateFile(o.path);
   // Rows are copied in through a mapping of the file (`room`); folds read ranges of whole lines
   // back by offset.
@@ -146,19 +160,25 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     handed = committed = { at: 0, seq };
   };
 
-  /** Folds the waiting rows in place; on failure they wait for the next try. */
-  const foldHere = () => {
-    if (handed.at === size) return;
-    const to = { at: size, seq };
+  /**
+   * Folds the first `maxRows` waiting rows (all by default) in place; false when the commit failed
+   * (the rows stay journaled and a retry is armed).
+   */
+  const foldHere = (maxRows = Number.POSITIVE_INFINITY): boolean => {
+    if (handed.at === size) return true;
     try {
-      const batch = journalRows(readJournal(fd, handed.at, to.at), handed.seq, o.params as (row: unknown) => SQLQueryBindings[]);
+      const lines = readJournalLines(fd, handed.at, size, maxRows);
+      const batch = journalRows(lines.text, handed.seq, o.params as (row: unknown) => SQLQueryBindings[]);
       if (batch.unreadable > 0) o.log.warn("write-behind: unreadable journal lines skipped", { path: o.path, lines: batch.unreadable });
+      const to = { at: lines.end, seq: lines.end === size ? seq : batch.lastSeq };
       report(foldInPlace(batch.rows, to.seq));
       handed = committed = to;
+      return true;
     } catch (e) {
       // The rows stay in the journal; a busy or full disk is tried again.
       o.log.error("write-behind: rows not yet folded into the database", { path: o.path, rows: waiting(), error: String(e) });
       arm(RETRY_MS);
+      return false;
     }
   };
 
@@ -177,13 +197,31 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     truncateIfFolded();
   };
 
-  /** The timer's fold: big batches to the thread (one at a time), small ones in place. */
+  /** Rows appended through appendInGroup since the last fold, and how many of them joined a group. */
+  let appended = 0;
+  let grouped = 0;
+  let busy = false;
+  /** Whether most rows since the last fold came while other requests of their turn were handled. */
+  const loopBusy = (): boolean => {
+    if (appended > 0) busy = grouped * 2 >= appended;
+    appended = grouped = 0;
+    return busy;
+  };
+
+  /**
+   * The timer's fold: big batches to the thread (one at a time) when there is one and it is wanted;
+   * otherwise in place, `sliceRows` at a time with requests let in between.
+   */
   function fold() {
     timer = undefined;
     if (waiting() === 0) return truncateIfFolded();
-    if (!thread?.usable() || (waiting() < thread.threadRows && !thread.running())) return flush();
     // The thread's batch is committed first (rows stay in order); the event loop does not wait for it here.
-    if (thread.inFlight()) return arm(delayMs);
+    if (thread?.inFlight()) return arm(delayMs);
+    if (!thread?.usable() || (o.thread?.inPlaceWhenBusy && loopBusy()) || (waiting() < thread.threadRows && !thread.running())) {
+      if (!foldHere(sliceRows)) return;
+      if (waiting() > 0) return arm(0);
+      return truncateIfFolded();
+    }
     const from = handed;
     const to = { at: size, seq };
     handed = to;
@@ -261,6 +299,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     },
     appendInGroup(row) {
       if (closed) throw new Error("write-behind journal is closed");
+      appended += 1;
       if (!turn) {
         // The turn's first row: written now, so a lone request waits for nothing. (No group waits
         // outside a turn: endTurn writes it.)
@@ -269,6 +308,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
         writeRows([row]);
         return undefined;
       }
+      grouped += 1;
       group ??= { rows: [], ...Promise.withResolvers<void>() };
       group.rows.push(row);
       return group.promise;
