@@ -63,6 +63,9 @@ describe("workspaces", () => {
     expect((await h.call("GET", `/api/products/${id}`, { token: admin })).body.data.name).toBe("Research");
     const u = await h.call("PUT", `/api/products/${id}`, { token: admin, body: { name: "Research 2" } });
     expect(u.body.data.name).toBe("Research 2");
+    // A read after the change shows it (the view made for the old row is not reused).
+    const again = await h.call("GET", `/api/products/${id}`, { token: admin });
+    expect(again.body.data).toEqual(u.body.data);
     expect((await h.call("DELETE", `/api/products/${id}`, { token: admin })).status).toBe(200);
     expect((await h.call("GET", `/api/products/${id}`, { token: admin })).status).toBe(404);
   });

@@ -1,5 +1,5 @@
-// String formats after the explorer's import: Elysia's compiled checks; dates found valid are
-// remembered, and a remembered answer is the general check's.
+// String formats after the explorer's import: Elysia's compiled checks; dates and ids found valid
+// are remembered, and a remembered answer is the general check's.
 import { expect, test } from "bun:test";
 import { FormatRegistry } from "@sinclair/typebox";
 import { fullFormats } from "elysia/type-system/format";
@@ -24,6 +24,9 @@ test("uuid and email are Elysia's patterns (not checks that build a schema per c
   // Version 0: Elysia's pattern takes it, the Zod check the plugin installs (versions 1-8) did not.
   expect(uuid("00000000-0000-0000-0000-000000000001")).toBe(true);
   expect(uuid("not-a-uuid")).toBe(false);
+  // Asked again (answered from memory when valid), every answer is still the pattern's.
+  const id = crypto.randomUUID();
+  for (const v of [id, id, id.toUpperCase(), `${id}x`, `${id}x`, "not-a-uuid", ""]) expect(uuid(v)).toBe((fullFormats.uuid as RegExp).test(v));
   expect(FormatRegistry.Get("email")!("someone@example.org")).toBe(true);
   expect(FormatRegistry.Get("email")!("nobody")).toBe(false);
 });

@@ -17,6 +17,14 @@ export const workspaceView = (w: WorkspaceRow) => ({
 });
 
 export function workspaceRoutes(auth: AuthPlugin, workspaces: WorkspacesService) {
+  // A workspace read by id is the service's remembered row (frozen; a change replaces it), so its
+  // view is made once per row instead of on every request (two dates formatted, then checked).
+  const views = new WeakMap<WorkspaceRow, ReturnType<typeof workspaceView>>();
+  const viewOf = (w: WorkspaceRow) => {
+    let view = views.get(w);
+    if (!view) views.set(w, (view = Object.freeze(workspaceView(w))));
+    return view;
+  };
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Workspaces"] } })
@@ -37,7 +45,7 @@ export function workspaceRoutes(auth: AuthPlugin, workspaces: WorkspacesService)
       },
       { auth: "jwt", body: CreateWorkspaceBody, parse: "json", response: { 201: ok(Workspace, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create a workspace" } },
     )
-    .get("/api/products/:id", ({ principal, params }) => ({ success: true as const, data: workspaceView(workspaces.requireVisible(principal, params.id)) }), {
+    .get("/api/products/:id", ({ principal, params }) => ({ success: true as const, data: viewOf(workspaces.requireVisible(principal, params.id)) }), {
       auth: "any",
       params: IdParams,
       response: { 200: ok(Workspace), ...errors(400, 401, 404, 429) },
