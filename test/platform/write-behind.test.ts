@@ -294,6 +294,20 @@ describe("write-behind journal", () => {
     wb.close();
   });
 
+  test("rows in any script, up to the allocation's end, come back byte for byte; a lone surrogate as U+FFFD", () => {
+    const f = fixture();
+    const crashed = f.open();
+    // Two-, three- and four-byte characters: each row is encoded straight into the mapping, and the
+    // next row starts where its bytes (not its UTF-16 length) end.
+    const vs = Array.from({ length: 1500 }, (_, i) => `${i} Grüße ✓ 日本語 😀 ${"é".repeat(i % 40)}`);
+    for (const v of vs) crashed.append({ v });
+    crashed.append({ v: "half \ud83d pair" });
+    // No flush, no close: the next start reads the file as the process left it.
+    const next = f.open();
+    expect(f.values()).toEqual([...vs, "half \ufffd pair"]);
+    next.close();
+  });
+
   test("a process killed (SIGKILL) after its rows were copied in loses none of them: the mapping is the file's pages", async () => {
     const f = fixture();
     const writer = Bun.spawn([process.execPath, join(import.meta.dir, "../support/journal-writer.ts"), f.dir, "5000"], { stdout: "pipe", stderr: "inherit" });

