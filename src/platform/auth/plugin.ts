@@ -37,9 +37,9 @@ export interface AuthDeps {
 
 function credentials(headers: Headers): { token?: string; session?: string } {
   const apiToken = headers.get("x-api-token")?.trim();
+  if (apiToken) return { token: apiToken };
   const authz = headers.get("authorization")?.trim();
   const bearer = authz && /^bearer\s+/i.test(authz) ? authz.replace(/^bearer\s+/i, "").trim() : undefined;
-  if (apiToken) return { token: apiToken };
   if (bearer?.startsWith("svc_")) return { token: bearer };
   if (bearer) return { session: bearer };
   return {};
@@ -71,13 +71,15 @@ export function authPlugin(deps: AuthDeps) {
   // A verified session string always verifies the same way until it expires, so its signature is
   // checked once and remembered (bounded); the user is still loaded on every request.
   const verified = new Map<string, { sub: string; exp: number }>();
-  const verifySession = async (session: string, sessionJwt: SessionJwt) => {
+  /** The user id of a remembered session: null when it expired, undefined when it was never verified. */
+  const rememberedSession = (session: string): string | null | undefined => {
     const hit = verified.get(session);
-    if (hit) {
-      if (hit.exp * 1000 > Date.now()) return hit.sub;
-      verified.delete(session);
-      return null;
-    }
+    if (!hit) return undefined;
+    if (hit.exp * 1000 > Date.now()) return hit.sub;
+    verified.delete(session);
+    return null;
+  };
+  const verifySession = async (session: string, sessionJwt: SessionJwt) => {
     const claims = await sessionJwt.verify(session);
     if (!claims || typeof claims.sub !== "string" || typeof claims.exp !== "number") return null;
     if (verified.size >= 10_000) verified.delete(verified.keys().next().value!);
@@ -106,15 +108,20 @@ export function authPlugin(deps: AuthDeps) {
     limit(`auth-failure:${meta.ip ?? "unknown"}`, "default", set);
   };
 
-  /** Who sent the request, by the credentials `via` accepts; undefined only for "optional" without any. */
-  const identify = async (
+  /**
+   * Who sent the request, by the credentials `via` accepts; undefined only for "optional" without
+   * any. A promise only while a session seen for the first time has its signature checked: a token
+   * or a remembered session is answered at once, so their requests wait for no turn of the
+   * microtask queue here.
+   */
+  const identify = (
     via: Exclude<Via, "none">,
     headers: Headers,
     sessionJwt: SessionJwt,
     meta: RequestMeta,
     set: { headers: Record<string, unknown> },
     budget: LimitClass,
-  ): Promise<Principal | undefined> => {
+  ): Principal | undefined | Promise<Principal> => {
     const orgHeader = headers.get("x-organization-id");
     const { token, session } = credentials(headers);
     if (token !== undefined) {
@@ -128,11 +135,9 @@ export function authPlugin(deps: AuthDeps) {
     }
     if (session !== undefined) {
       if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
-      const userId = await verifySession(session, sessionJwt);
-      const user = userId ? authenticator.userPrincipal(userId) : null;
-      if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
-      meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
-      return actAs(user, orgHeader, meta);
+      const userId = rememberedSession(session);
+      if (userId !== undefined) return sessionUser(userId, orgHeader, meta);
+      return verifySession(session, sessionJwt).then((id) => sessionUser(id, orgHeader, meta));
     }
     if (via === "optional") return undefined;
     throw unauthorized(
@@ -140,6 +145,40 @@ export function authPlugin(deps: AuthDeps) {
         ? "Authentication required: send Authorization: Bearer <JWT> from POST /api/auth/login"
         : "Authentication required: send an API token (X-API-Token or Authorization: Bearer svc_...) or a session JWT",
     );
+  };
+
+  /** The user of a verified session (null: none), acting as the organization it names, if any. */
+  const sessionUser = (userId: string | null, orgHeader: string | null, meta: RequestMeta): UserPrincipal => {
+    const user = userId ? authenticator.userPrincipal(userId) : null;
+    if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+    meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
+    return actAs(user, orgHeader, meta);
+  };
+
+  /** A caller who failed authentication also pays from its address's failure budget (429 past it). */
+  const refused = (e: unknown, meta: RequestMeta, set: { headers: Record<string, unknown> }): never => {
+    if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
+    throw e;
+  };
+
+  /** Lets an authenticated caller in and pays its budget; false when the handler reads the body itself ("raw"). */
+  const admit = (
+    principal: Principal | undefined,
+    meta: RequestMeta,
+    set: { headers: Record<string, unknown> },
+    via: Via,
+    cls: "strict" | "raw" | undefined,
+    budget: LimitClass,
+  ): boolean => {
+    meta.principal = principal;
+    if (cls === "raw") {
+      // The handler records each operation's use itself; the HTTP request is not one.
+      meta.tokenUse = undefined;
+      return false;
+    }
+    // Optional credentials (/health) are never budgeted, like the anonymous call.
+    if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
+    return true;
   };
 
   /** Writes the request's audit rows; the response waits for the promise when there is one. */
@@ -180,32 +219,34 @@ export function authPlugin(deps: AuthDeps) {
           // Runs at the transform stage, the first one that knows the route; the body is still a
           // PendingBody then (app.ts), and is read only after the caller passed authentication and
           // its budget. So a bad credential is a 401 (and a token's use is audited and budgeted)
-          // whatever the body holds, and costs Hearth no body read.
-          async transform(context) {
+          // whatever the body holds, and costs Hearth no body read. Not an async function: a token
+          // or a remembered session is checked at once, and only a body to read or a new
+          // session's signature make Elysia wait (it awaits a hook that returns a call).
+          // (Only named properties of the context are read here: Elysia fills in every property
+          // for a hook that hands the whole context on.)
+          transform(context) {
             const { request, sessionJwt, set } = context;
             const meta = requestMeta(request);
             meta.onSettle = (statusCode) => audit(meta, statusCode);
-
+            const readBody = () => {
+              const body = context.body;
+              if (body instanceof PendingBody) return body.read().then((value) => void (context.body = value));
+            };
             if (via === "none") {
               limit(`ip:${meta.ip ?? "unknown"}`, budget, set);
-            } else {
-              let principal: Principal | undefined;
-              try {
-                principal = await identify(via, request.headers, sessionJwt, meta, set, budget);
-              } catch (e) {
-                if (e instanceof AppError && e.status === 401) refuseRepeatedFailures(meta, set);
-                throw e;
-              }
-              meta.principal = principal;
-              if (cls === "raw") {
-                // The handler records each operation's use itself; the HTTP request is not one.
-                meta.tokenUse = undefined;
-                return;
-              }
-              // Optional credentials (/health) are never budgeted, like the anonymous call.
-              if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
+              return readBody();
             }
-            if (context.body instanceof PendingBody) context.body = await context.body.read();
+            let who: ReturnType<typeof identify>;
+            try {
+              who = identify(via, request.headers, sessionJwt, meta, set, budget);
+            } catch (e) {
+              return refused(e, meta, set);
+            }
+            if (!(who instanceof Promise)) return admit(who, meta, set, via, cls, budget) ? readBody() : undefined;
+            return who.then(
+              (principal) => (admit(principal, meta, set, via, cls, budget) ? readBody() : undefined),
+              (e) => refused(e, meta, set),
+            );
           },
           resolve: ({ request }) => ({ principal: requestMeta(request).principal as Principal }),
         };
