@@ -227,7 +227,7 @@ export function authPlugin(deps: AuthDeps) {
           transform(context) {
             const { request, sessionJwt, set } = context;
             const meta = requestMeta(request);
-            meta.onSettle = (statusCode) => audit(meta, statusCode);
+            meta.onSettle = audit;
             const readBody = () => {
               const body = context.body;
               if (body instanceof PendingBody) return body.read().then((value) => void (context.body = value));
@@ -254,10 +254,10 @@ export function authPlugin(deps: AuthDeps) {
     })
     // Settles the request (its audit rows) before the response leaves; errors are settled by the
     // error handler. No onAfterResponse fallback: a full test run with one logging found no
-    // request it settled, and Elysia ran it in a setImmediate for every request.
-    .onAfterHandle({ as: "global" }, async ({ request, set }) => {
-      await settleRequest(request, typeof set.status === "number" ? set.status : 200);
-    });
+    // request it settled, and Elysia ran it in a setImmediate for every request. Not an async
+    // function: Elysia awaits what it returns (a call), which is a promise only while the request's
+    // row waits for its group; the promise resolves to nothing, so the response stays the handler's.
+    .onAfterHandle({ as: "global" }, ({ request, set }) => settleRequest(request, typeof set.status === "number" ? set.status : 200));
 }
 
 export type AuthPlugin = ReturnType<typeof authPlugin>;

@@ -10,7 +10,7 @@ export function settleRequest(request: Request, status: number): Promise<void> |
   const meta = metas.get(request);
   if (!meta || meta.settled) return undefined;
   meta.settled = true;
-  return meta.onSettle?.(status);
+  return meta.onSettle?.(meta, status);
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -35,7 +35,7 @@ export class RequestMeta {
   tokenUse?: { tokenId: string; action: "used" | "expired" };
   overrideOrganizationId?: string;
   /** Called once with the final status, before the response leaves (see settleRequest). */
-  onSettle?: (status: number) => Promise<void> | undefined;
+  onSettle?: (meta: RequestMeta, status: number) => Promise<void> | undefined;
   settled?: boolean;
   /** The bytes of a JSON body as received (webhook signatures are computed over them). */
   rawBody?: Uint8Array;
