@@ -11,7 +11,7 @@
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
 import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
-import { rateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
+import { rateLimitHeaders, setRateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
 import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
 import { PendingBody } from "../http/body";
 import type { Authenticator } from "./authenticator";
@@ -50,10 +50,9 @@ export function authPlugin(deps: AuthDeps) {
 
   const limit = (key: string, cls: LimitClass, set: { headers: Record<string, unknown> }) => {
     const decision = limiter.hit(key, cls);
-    const headers = rateLimitHeaders(decision);
-    Object.assign(set.headers, headers);
+    setRateLimitHeaders(set.headers, decision);
     if (!decision.allowed) {
-      throw new AppError(429, "TooManyRequests", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, undefined, headers);
+      throw new AppError(429, "TooManyRequests", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, undefined, rateLimitHeaders(decision));
     }
   };
 
