@@ -32,11 +32,38 @@ describe("routing", () => {
     }
   });
 
-  test("every response carries a request id", async () => {
+  test("every response carries a request id: answers, errors of every stage, pages and files", async () => {
     const r = await h.call("GET", "/health");
     expect(r.headers.get("x-request-id")).toBeString();
     const echoed = await h.call("GET", "/health", { headers: { "x-request-id": "abc-123" } });
     expect(echoed.headers.get("x-request-id")).toBe("abc-123");
+    // Not a usable id (too long, or characters a log line should not carry): a fresh one.
+    const refused = await h.call("GET", "/health", { headers: { "x-request-id": "a b\u0007c" } });
+    expect(refused.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+
+    const token = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "request ids" } })).body.data.token;
+    const cases: [string, string, Record<string, string>, number, string?][] = [
+      ["GET", "/api/api-token/auth/validate", { "x-api-token": token }, 200],
+      ["GET", `/api/products/${ws}`, { authorization: `Bearer ${jwt}` }, 200],
+      ["GET", "/api/api-token/auth/validate", { "x-api-token": "svc_not_a_token" }, 401],
+      ["GET", "/api/products/not-a-uuid", { authorization: `Bearer ${jwt}` }, 400],
+      ["GET", "/api/nope", {}, 404],
+      ["POST", "/api/products", { authorization: `Bearer ${jwt}`, "content-type": "application/json" }, 400, "{"],
+      ["POST", "/api/products", { "content-type": "application/json", "content-length": String(200 * 1024 * 1024) }, 413, "{}"],
+      ["GET", "/docs", {}, 200],
+      ["GET", "/openapi.json", {}, 200],
+      ["GET", "/docs/assets/swagger-ui.css", {}, 200],
+    ];
+    const ids = new Set<string>();
+    for (const [method, path, headers, status, body] of cases) {
+      const res = await h.app.handle(new Request(`http://hearth.test${path}`, { method, headers, body }));
+      expect({ path, status: res.status }).toEqual({ path, status });
+      const id = res.headers.get("x-request-id");
+      expect({ path, id: typeof id }).toEqual({ path, id: "string" });
+      ids.add(id!);
+      await res.arrayBuffer();
+    }
+    expect(ids.size).toBe(cases.length);
   });
 });
 
