@@ -55,15 +55,15 @@ export function createRateLimiter(limits: Record<LimitClass, number>, clock: Clo
  * mixed case in 1.5 µs, and every budgeted request pays it.
  */
 export function rateLimitHeaders(d: LimitDecision): Record<string, string> {
-  return setRateLimitHeaders({}, d);
+  const h: Record<string, string> = {};
+  setRateLimitHeaders(h, d);
+  return h;
 }
 
-/** Writes the budget's headers into `h` (a response's headers as it is built); returns it. */
-export function setRateLimitHeaders<H extends Record<string, unknown>>(h: H, d: LimitDecision): H {
-  const into = h as Record<string, unknown>;
-  into["ratelimit-limit"] = String(d.limit);
-  into["ratelimit-remaining"] = String(d.remaining);
-  into["ratelimit-reset"] = String(d.reset);
-  if (!d.allowed) into["retry-after"] = String(d.reset);
-  return h;
+/** Writes the budget's headers into `h` (a response's headers as it is built). */
+export function setRateLimitHeaders(h: Record<string, unknown>, d: LimitDecision): void {
+  h["ratelimit-limit"] = String(d.limit);
+  h["ratelimit-remaining"] = String(d.remaining);
+  h["ratelimit-reset"] = String(d.reset);
+  if (!d.allowed) h["retry-after"] = String(d.reset);
 }

@@ -6,7 +6,7 @@ import { AppError, invalid, notFound } from "../../platform/errors";
 import { errors } from "../../platform/http/schemas";
 import { requestMeta } from "../../platform/http/request-meta";
 import { readPending } from "../../platform/http/body";
-import { rateLimitHeaders, type RateLimiter } from "../../platform/rate-limit";
+import { rateLimitHeaders, setRateLimitHeaders, type RateLimiter } from "../../platform/rate-limit";
 import type { TriggerRow } from "./triggers";
 import { WebhookAnswer, WebhookParams } from "./trigger-model";
 import type { Webhooks } from "./webhooks";
@@ -25,9 +25,8 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
       const trigger = webhooks.find(path);
       // Known paths share one budget whoever sends; probes of unknown paths are budgeted per address.
       const decision = limiter.hit(trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default");
-      const headers = rateLimitHeaders(decision);
-      Object.assign(set.headers, headers);
-      if (!decision.allowed) throw new AppError(429, "TooManyRequests", `Too many deliveries to this webhook; retry in ${decision.reset} s`, undefined, headers);
+      setRateLimitHeaders(set.headers, decision);
+      if (!decision.allowed) throw new AppError(429, "TooManyRequests", `Too many deliveries to this webhook; retry in ${decision.reset} s`, undefined, rateLimitHeaders(decision));
       if (!trigger) throw notFound("Webhook");
       const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
       if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");

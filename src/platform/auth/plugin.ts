@@ -160,26 +160,6 @@ export function authPlugin(deps: AuthDeps) {
     throw e;
   };
 
-  /** Lets an authenticated caller in and pays its budget; false when the handler reads the body itself ("raw"). */
-  const admit = (
-    principal: Principal | undefined,
-    meta: RequestMeta,
-    set: { headers: Record<string, unknown> },
-    via: Via,
-    cls: "strict" | "raw" | undefined,
-    budget: LimitClass,
-  ): boolean => {
-    meta.principal = principal;
-    if (cls === "raw") {
-      // The handler records each operation's use itself; the HTTP request is not one.
-      meta.tokenUse = undefined;
-      return false;
-    }
-    // Optional credentials (/health) are never budgeted, like the anonymous call.
-    if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
-    return true;
-  };
-
   /** Writes the request's audit rows; the response waits for the promise when there is one. */
   const audit = (meta: RequestMeta, statusCode: number): Promise<void> | undefined => {
     let durable: Promise<void> | undefined;
@@ -214,6 +194,18 @@ export function authPlugin(deps: AuthDeps) {
         // Read once per route, not per request.
         const [via, cls] = spec.split(":") as [Via, "strict" | "raw" | undefined];
         const budget: LimitClass = cls === "strict" ? "strict" : "default";
+        /** Lets an authenticated caller in and pays its budget; false when the handler reads the body itself ("raw"). */
+        const admit = (principal: Principal | undefined, meta: RequestMeta, set: { headers: Record<string, unknown> }): boolean => {
+          meta.principal = principal;
+          if (cls === "raw") {
+            // The handler records each operation's use itself; the HTTP request is not one.
+            meta.tokenUse = undefined;
+            return false;
+          }
+          // Optional credentials (/health) are never budgeted, like the anonymous call.
+          if (principal && via !== "optional") limit(principal.kind === "token" ? `token:${principal.tokenId}` : `user:${principal.userId}`, budget, set);
+          return true;
+        };
         return {
           // Runs at the transform stage, the first one that knows the route; the body is still a
           // PendingBody then (app.ts), and is read only after the caller passed authentication and
@@ -241,9 +233,9 @@ export function authPlugin(deps: AuthDeps) {
             } catch (e) {
               return refused(e, meta, set);
             }
-            if (!(who instanceof Promise)) return admit(who, meta, set, via, cls, budget) ? readBody() : undefined;
+            if (!(who instanceof Promise)) return admit(who, meta, set) ? readBody() : undefined;
             return who.then(
-              (principal) => (admit(principal, meta, set, via, cls, budget) ? readBody() : undefined),
+              (principal) => (admit(principal, meta, set) ? readBody() : undefined),
               (e) => refused(e, meta, set),
             );
           },
