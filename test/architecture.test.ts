@@ -1,0 +1,97 @@
+// The layering rules of STYLE.md, checked on every import of src/ (static, re-exported and dynamic),
+// read with TypeScript's own parser: they held by discipline alone before.
+//   platform/ is shared ground: it never reaches into a feature;
+//   a route calls its feature's service, never a table or the query builder;
+//   only the HTTP layer builds Elysia apps (services and the rest take schemas and types at most);
+//   the console is browser code: it imports nothing of the server.
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SRC = join(ROOT, "src");
+
+interface Import {
+  /** The file that imports, relative to the project root (src/...). */
+  from: string;
+  /** The module as written. */
+  specifier: string;
+  /** The imported file relative to the project root, for a relative specifier. */
+  target?: string;
+  /** The names a static import binds (empty for a side-effect, namespace or dynamic import). */
+  names: string[];
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => /\.tsx?$/.test(f) && !f.endsWith(".d.ts"))
+    .map((f) => join(dir, f));
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, "utf8");
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const from = relative(ROOT, file);
+  const out: Import[] = [];
+  const add = (specifier: string, names: string[], typeOnly: boolean) => {
+    const target = specifier.startsWith(".") ? relative(ROOT, resolve(dirname(file), specifier)) : undefined;
+    out.push({ from, specifier, target, names, typeOnly });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : [];
+      const values = named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text);
+      if (clause?.name) values.push("default");
+      add(node.moduleSpecifier.text, values, !!clause?.isTypeOnly || (values.length === 0 && named.length > 0));
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, [], node.isTypeOnly);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+      add(node.arguments[0].text, [], false);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+const imports = sourceFiles(SRC).flatMap(importsOf);
+const under = (dir: string) => (path: string | undefined) => path !== undefined && (path + "/").startsWith(`src/${dir}/`);
+const inPlatform = under("platform");
+const inFeatures = under("features");
+const inConsole = under("console");
+const isRoute = (path: string) => inFeatures(path) && /(^|\/|-)routes\.ts$/.test(path);
+/** Where Elysia apps are built: the app, the feature routes and the platform's HTTP plumbing (auth, errors, explorer, console). */
+const isHttpLayer = (path: string) => path === "src/app.ts" || isRoute(path) || under("platform/http")(path) || path === "src/platform/auth/plugin.ts";
+const show = (found: Import[]) => found.map((i) => `${i.from} imports ${i.specifier}`);
+
+describe("architecture", () => {
+  test("the rules see the imports (a sanity check of the scan itself)", () => {
+    expect(imports.length).toBeGreaterThan(300);
+    expect(imports.some((i) => i.from === "src/app.ts" && i.specifier === "elysia" && i.names.includes("Elysia"))).toBe(true);
+    expect(imports.some((i) => isRoute(i.from))).toBe(true);
+    expect(imports.some((i) => inConsole(i.from))).toBe(true);
+  });
+
+  test("platform/ never imports a feature", () => {
+    expect(show(imports.filter((i) => inPlatform(i.from) && inFeatures(i.target)))).toEqual([]);
+  });
+
+  test("a route never imports a table or the query builder: it calls its feature's service", () => {
+    const tableOrQuery = (i: Import) => i.specifier.startsWith("drizzle-orm") || /(^|\/)table(\.ts)?$/.test(i.specifier);
+    expect(show(imports.filter((i) => isRoute(i.from) && tableOrQuery(i)))).toEqual([]);
+  });
+
+  test("only the HTTP layer builds Elysia apps; a service imports nothing of Elysia", () => {
+    const buildsApps = (i: Import) => i.specifier.startsWith("@elysiajs/") || (i.specifier === "elysia" && i.names.includes("Elysia"));
+    expect(show(imports.filter((i) => !isHttpLayer(i.from) && buildsApps(i)))).toEqual([]);
+    const service = (path: string) => /(^|\/)service\.ts$/.test(path);
+    expect(show(imports.filter((i) => service(i.from) && (i.specifier === "elysia" || i.specifier.startsWith("@elysiajs/"))))).toEqual([]);
+  });
+
+  test("the console imports nothing of the server (it is shipped to browsers)", () => {
+    expect(show(imports.filter((i) => inConsole(i.from) && i.target !== undefined && !inConsole(i.target)))).toEqual([]);
+  });
+});
