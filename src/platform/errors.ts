@@ -33,6 +33,12 @@ export const invalid = (message: string, details?: unknown) => new AppError(400,
 export const unprocessable = (message: string, details?: unknown) => new AppError(422, "ValidationError", message, details);
 export const conflict = (message: string) => new AppError(409, "Conflict", message);
 export const tooLarge = (message: string) => new AppError(413, "PayloadTooLarge", message);
+export const unsupportedMedia = (message: string) => new AppError(415, "UnsupportedMediaType", message);
+/** A 429; `headers` say when to come back (Retry-After, and a budget's RateLimit-* when there is one). */
+export const tooManyRequests = (message: string, headers: Record<string, string>) => new AppError(429, "TooManyRequests", message, undefined, headers);
+/** A 503; with `retryAfterSeconds`, a Retry-After header for clients that honour it. */
+export const unavailable = (message: string, retryAfterSeconds?: number) =>
+  new AppError(503, "ServiceUnavailable", message, undefined, retryAfterSeconds === undefined ? undefined : { "retry-after": String(retryAfterSeconds) });
 
 export interface ErrorBody {
   success: false;

@@ -1,5 +1,5 @@
 // Sign-in with password: both throttles, the password check, and the security trail.
-import { AppError, unauthorized } from "../../platform/errors";
+import { tooManyRequests, unauthorized } from "../../platform/errors";
 import type { ActivityService } from "../activity/service";
 import { createLoginThrottle } from "./login-throttle";
 import type { AccountsService, UserRow } from "./service";
@@ -25,9 +25,7 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
     if (refusal.retryAfter > 0) {
       // Recorded once per window: a flood of refused attempts must not flood the trail.
       if (refusal.first) activity.record({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...trail });
-      throw new AppError(429, "TooManyRequests", `Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, undefined, {
-        "retry-after": String(refusal.retryAfter),
-      });
+      throw tooManyRequests(`Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, { "retry-after": String(refusal.retryAfter) });
     }
     const wait = throttle.delayMs(address);
     if (wait > 0) await Bun.sleep(wait);

@@ -2,7 +2,7 @@
 // fusion of both, fusion.ts), always inside the knowledge bases the caller may read.
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
-import { AppError, invalid } from "../../platform/errors";
+import { invalid, unavailable } from "../../platform/errors";
 import type { Principal } from "../../platform/auth/principal";
 import type { KnowledgeEmbedder } from "./embedder";
 import { fuseScores, vectorWeight } from "./fusion";
@@ -64,7 +64,7 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     const state = status.status === "fulfilled" ? status.value : { state: "unavailable" as const, reason: (status.reason as Error).message };
     if (state.state !== "ok" || embedded.status === "rejected") {
       const reason = state.state === "ok" ? (embedded as PromiseRejectedResult).reason?.message : state.reason;
-      throw new AppError(503, "ServiceUnavailable", `Vector search is unavailable: ${reason ?? "the embedding model is still loading"}; use mode "keyword"`);
+      throw unavailable(`Vector search is unavailable: ${reason ?? "the embedding model is still loading"}; use mode "keyword"`);
     }
     return embedded.value;
   };

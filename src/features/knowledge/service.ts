@@ -3,7 +3,7 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { AppError, conflict, notFound, tooLarge, unprocessable } from "../../platform/errors";
+import { conflict, invalid, notFound, tooLarge, unprocessable, unsupportedMedia } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import { relaxed } from "../../platform/db/durability";
@@ -41,8 +41,7 @@ interface Deps {
   sync?: () => Promise<void>;
 }
 
-const unsupported = (name: string) =>
-  new AppError(415, "UnsupportedMediaType", `${name} is not a supported document; upload one of ${SUPPORTED}`);
+const unsupported = (name: string) => unsupportedMedia(`${name} is not a supported document; upload one of ${SUPPORTED}`);
 
 export function createKnowledgeService({ db, clock, workspaces, jobs, content, embedding, sync }: Deps) {
   const now = () => new Date(clock.now());
@@ -248,7 +247,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
       if (input.knowledgeBaseId) kb = requireBase(principal, input.knowledgeBaseId);
       else {
         const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
-        if (!productId) throw new AppError(400, "ValidationError", "Name a knowledge_base_id or a product_id for the upload");
+        if (!productId) throw invalid("Name a knowledge_base_id or a product_id for the upload");
         kb = ensureDefault(workspaces.requireVisible(principal, productId).id);
       }
       const name = input.name.trim().slice(0, 255) || "upload";
@@ -371,7 +370,7 @@ export function createKnowledgeService({ db, clock, workspaces, jobs, content, e
     /** Ready files in scope: one file, or every file of a knowledge base. */
     filesInScope(principal: Principal, scope: { fileId?: string; knowledgeBaseId?: string }): KnowledgeFileRow[] {
       if (scope.fileId) return [requireFile(principal, scope.fileId)];
-      if (!scope.knowledgeBaseId) throw new AppError(400, "ValidationError", "Name a file_id or a knowledge_base_id");
+      if (!scope.knowledgeBaseId) throw invalid("Name a file_id or a knowledge_base_id");
       const kb = requireBase(principal, scope.knowledgeBaseId);
       return db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.knowledgeBaseId, kb.id)).all();
     },

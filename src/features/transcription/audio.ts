@@ -1,7 +1,7 @@
 // What an upload is, checked on the HTTP thread before any decoding: WAV by its header (format,
 // rate, and duration against the cap), other formats by their bytes and then measured by ffmpeg
 // in a child process. The decoding itself happens in the transcription worker (decode.ts).
-import { AppError, invalid } from "../../platform/errors";
+import { invalid, unsupportedMedia } from "../../platform/errors";
 import { FFMPEG_FORMATS, openFfmpegStream, overCap } from "./ffmpeg";
 import { looksLikeWav, parseWav, wavDuration } from "./wav";
 
@@ -32,10 +32,10 @@ export async function prepareAudio(bytes: Uint8Array, maxSeconds: number): Promi
   const type = await fileTypeFromBuffer(bytes);
   const known = type ? FFMPEG_FORMATS.get(type.ext) : undefined;
   if (!type || !known) {
-    throw new AppError(415, "UnsupportedMediaType", `${type ? `A ${type.ext.toUpperCase()} file` : "The file"} is not audio Hearth can read; send ${SUPPORTED}`);
+    throw unsupportedMedia(`${type ? `A ${type.ext.toUpperCase()} file` : "The file"} is not audio Hearth can read; send ${SUPPORTED}`);
   }
   const ffmpeg = ffmpegPath();
-  if (!ffmpeg) throw new AppError(415, "UnsupportedMediaType", `${known.name} needs ffmpeg, which is not installed on this server; send WAV, or install ffmpeg`);
+  if (!ffmpeg) throw unsupportedMedia(`${known.name} needs ffmpeg, which is not installed on this server; send WAV, or install ffmpeg`);
   // A first pass in ffmpeg's own process (only its output is counted here): the cap is known before the queue.
   const duration = await openFfmpegStream(ffmpeg, bytes, type.ext, { maxSeconds }).measure();
   return { bytes, source: { kind: "ffmpeg", ffmpeg, format: type.ext, maxSeconds }, duration };

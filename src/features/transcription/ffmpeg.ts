@@ -1,7 +1,7 @@
 // ffmpeg as a decoder Hearth can trust with an upload: the demuxer pinned to the type judged from
 // the bytes and no protocol but the pipe (an upload is never read as a playlist that fetches
 // URLs), and its output capped in duration (the process is killed past the cap, then 413).
-import { AppError, tooLarge } from "../../platform/errors";
+import { invalid, tooLarge } from "../../platform/errors";
 import { TARGET_RATE } from "./wav";
 
 /** ffmpeg demuxers by file-type's extension, with the name a person knows the format by. */
@@ -41,7 +41,7 @@ export const overCap = (maxSeconds: number, what: string) =>
   tooLarge(`Audio may be at most ${describeLimit(maxSeconds)} long once decoded (HEARTH_AUDIO_MAX_MINUTES); ${what}`);
 
 const failed = (name: string, stderr: string, code: number | null) =>
-  new AppError(400, "ValidationError", `The ${name} file could not be decoded: ${stderr.trim().split("\n").at(-1) || (code === 0 ? "no audio in it" : `ffmpeg exit ${code}`)}`);
+  invalid(`The ${name} file could not be decoded: ${stderr.trim().split("\n").at(-1) || (code === 0 ? "no audio in it" : `ffmpeg exit ${code}`)}`);
 
 /** One upload decoded by ffmpeg: `measure` counts its decoded seconds (a cheap first pass), `blocks` streams the samples. */
 export function openFfmpegStream(ffmpeg: string, bytes: Uint8Array, format: string, limits: FfmpegLimits) {

@@ -2,7 +2,7 @@
 // OpenAI's own SDKs work against Hearth unchanged.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { AppError, tooLarge } from "../../platform/errors";
+import { invalid, tooLarge } from "../../platform/errors";
 import { blobBytes } from "../../platform/http/multipart";
 import { errors } from "../../platform/http/schemas";
 import { prepareAudio, SUPPORTED } from "./audio";
@@ -33,9 +33,9 @@ export function transcriptionRoutes(auth: AuthPlugin, transcriber: Transcriber) 
       "/api/audio/transcriptions",
       async ({ body, request, set }) => {
         const format = (body.response_format ?? "json") as ResponseFormat;
-        if (!RESPONSE_FORMATS.includes(format)) throw new AppError(400, "ValidationError", `response_format must be one of ${RESPONSE_FORMATS.join(", ")}`);
+        if (!RESPONSE_FORMATS.includes(format)) throw invalid(`response_format must be one of ${RESPONSE_FORMATS.join(", ")}`);
         const granularities = [body["timestamp_granularities[]"] ?? []].flat();
-        if (granularities.some((g) => g !== "segment")) throw new AppError(400, "ValidationError", 'timestamp_granularities: only "segment" is supported');
+        if (granularities.some((g) => g !== "segment")) throw invalid('timestamp_granularities: only "segment" is supported');
         if (body.file.size > MAX_AUDIO_BYTES) throw tooLarge("Audio files may be at most 25 MB");
         const audio = await prepareAudio(await blobBytes(body.file), transcriber.maxSeconds);
         const language = body.language?.trim().toLowerCase() || null;

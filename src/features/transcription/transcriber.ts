@@ -2,7 +2,7 @@
 // the upload handed to the worker, which decodes it and cuts it into windows of at most 30 s at
 // quiet moments; a caller who leaves is dropped from the queue or stopped at the next window; the
 // transcriber's state for /health.
-import { AppError, type ErrorCode } from "../../platform/errors";
+import { AppError, type ErrorCode, invalid, unavailable } from "../../platform/errors";
 import { modelPresence } from "../../platform/ml/models";
 import { createWorkerClient, WorkerError } from "../../platform/ml/worker-client";
 import { workerUrl } from "../../platform/native";
@@ -47,7 +47,7 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
       // A decoder's 4xx (broken audio, over the cap) is the caller's; anything else means Whisper is not there.
       if (e instanceof WorkerError && e.status && e.code) throw new AppError(e.status, e.code as ErrorCode, e.message);
       if (state.state !== "ok") state = { state: "unavailable", reason: (e as Error).message };
-      throw new AppError(503, "ServiceUnavailable", `Transcription is unavailable: ${(e as Error).message}`);
+      throw unavailable(`Transcription is unavailable: ${(e as Error).message}`);
     }
   };
 
@@ -56,7 +56,7 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
   const run = async (audio: PreparedAudio, language: string | null, signal: AbortSignal): Promise<Transcript> => {
     if (language !== null) {
       known ??= new Set(await call<string[]>("languages"));
-      if (!known.has(language)) throw new AppError(400, "ValidationError", `language "${language}" is not one Whisper knows; use an ISO 639-1 code such as "en" or "de", or leave it out to detect it`);
+      if (!known.has(language)) throw invalid(`language "${language}" is not one Whisper knows; use an ISO 639-1 code such as "en" or "de", or leave it out to detect it`);
     }
     // The upload's buffer moves to the worker, which decodes it there a window at a time.
     await call("open", { bytes: audio.bytes, source: audio.source }, [audio.bytes.buffer as ArrayBuffer]);

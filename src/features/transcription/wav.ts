@@ -3,7 +3,7 @@
 // and resampled to the 16 kHz Whisper expects (libsamplerate, compiled to WASM) a block at a time,
 // so hours of audio never sit in memory as floats. Anything else is refused with the reason: 415
 // for encodings and rates it does not read, 400 for broken files.
-import { AppError } from "../../platform/errors";
+import { invalid, unsupportedMedia } from "../../platform/errors";
 
 export const TARGET_RATE = 16_000;
 
@@ -35,9 +35,6 @@ const BLOCK_SECONDS = 10;
 /** Writers that stream set the data size to 0 or 0xFFFFFFFF: the data runs to the end of the file. */
 const STREAMED_SIZES = new Set([0, 0xffffffff]);
 
-const broken = (message: string) => new AppError(400, "ValidationError", message);
-const unsupported = (message: string) => new AppError(415, "UnsupportedMediaType", message);
-
 const ascii = (b: Uint8Array, at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
 
 /** True when the bytes start like a RIFF/WAVE file (the type is judged by content, not by name). */
@@ -45,8 +42,8 @@ export const looksLikeWav = (b: Uint8Array) => b.length >= 12 && (ascii(b, 0) ==
 
 /** Reads the format and finds the sample data; throws 400/415 AppErrors a person can act on. */
 export function parseWav(bytes: Uint8Array): WavInfo {
-  if (!looksLikeWav(bytes)) throw broken("The file is not a WAV file (no RIFF/WAVE header)");
-  if (ascii(bytes, 0) === "RF64") throw unsupported("RF64 (WAV over 4 GB) is not supported; convert it to a plain WAV");
+  if (!looksLikeWav(bytes)) throw invalid("The file is not a WAV file (no RIFF/WAVE header)");
+  if (ascii(bytes, 0) === "RF64") throw unsupportedMedia("RF64 (WAV over 4 GB) is not supported; convert it to a plain WAV");
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let fmt: Omit<WavInfo, "data"> | undefined;
   let data: Uint8Array | undefined;
@@ -55,24 +52,24 @@ export function parseWav(bytes: Uint8Array): WavInfo {
     const size = view.getUint32(at + 4, true);
     const body = at + 8;
     if (id === "fmt ") {
-      if (size < 16 || body + size > bytes.length) throw broken("The WAV format chunk is cut short");
+      if (size < 16 || body + size > bytes.length) throw invalid("The WAV format chunk is cut short");
       fmt = readFormat(view, body, size);
     } else if (id === "data") {
-      if (!fmt) throw broken("The WAV file has its sample data before its format chunk");
+      if (!fmt) throw invalid("The WAV file has its sample data before its format chunk");
       const available = bytes.length - body;
       if (!STREAMED_SIZES.has(size) && size > available) {
-        throw broken(`The WAV file is truncated: its data chunk declares ${size} bytes, ${available} are there`);
+        throw invalid(`The WAV file is truncated: its data chunk declares ${size} bytes, ${available} are there`);
       }
       data = bytes.subarray(body, body + (STREAMED_SIZES.has(size) ? available : size));
       break;
     }
     at = body + size + (size % 2); // chunks are padded to an even length
   }
-  if (!fmt) throw broken("The WAV file has no format chunk");
-  if (!data) throw broken("The WAV file has no data chunk");
+  if (!fmt) throw invalid("The WAV file has no format chunk");
+  if (!data) throw invalid("The WAV file has no data chunk");
   const frame = fmt.channels * (fmt.bitsPerSample / 8);
   const usable = data.length - (data.length % frame);
-  if (usable === 0) throw broken("The WAV file holds no samples");
+  if (usable === 0) throw invalid("The WAV file holds no samples");
   return { ...fmt, data: data.subarray(0, usable) };
 }
 
@@ -82,15 +79,15 @@ function readFormat(view: DataView, at: number, size: number): Omit<WavInfo, "da
   const sampleRate = view.getUint32(at + 4, true);
   const bitsPerSample = view.getUint16(at + 14, true);
   if (code === WAVE_FORMAT_EXTENSIBLE) {
-    if (size < 40) throw broken("The WAV extensible format chunk is cut short");
+    if (size < 40) throw invalid("The WAV extensible format chunk is cut short");
     code = view.getUint16(at + 24, true); // the first two bytes of the sub-format GUID
   }
   const format = code === WAVE_FORMAT_PCM ? "pcm" : code === WAVE_FORMAT_IEEE_FLOAT ? "float" : null;
-  if (!format) throw unsupported(`WAV encoding ${code} (compressed, e.g. μ-law or ADPCM) is not supported; use PCM or float WAV, or install ffmpeg for other formats`);
+  if (!format) throw unsupportedMedia(`WAV encoding ${code} (compressed, e.g. μ-law or ADPCM) is not supported; use PCM or float WAV, or install ffmpeg for other formats`);
   const bitsOk = format === "pcm" ? [8, 16, 24, 32].includes(bitsPerSample) : [32, 64].includes(bitsPerSample);
-  if (!bitsOk) throw unsupported(`${bitsPerSample}-bit ${format === "pcm" ? "PCM" : "float"} WAV is not supported (PCM 8/16/24/32-bit, float 32/64-bit are)`);
-  if (channels < 1 || channels > 32) throw broken(`The WAV file declares ${channels} channels`);
-  if (sampleRate < MIN_RATE || sampleRate > MAX_RATE) throw unsupported(`A sample rate of ${sampleRate} Hz is not supported; WAV from 1,000 to 192,000 Hz is`);
+  if (!bitsOk) throw unsupportedMedia(`${bitsPerSample}-bit ${format === "pcm" ? "PCM" : "float"} WAV is not supported (PCM 8/16/24/32-bit, float 32/64-bit are)`);
+  if (channels < 1 || channels > 32) throw invalid(`The WAV file declares ${channels} channels`);
+  if (sampleRate < MIN_RATE || sampleRate > MAX_RATE) throw unsupportedMedia(`A sample rate of ${sampleRate} Hz is not supported; WAV from 1,000 to 192,000 Hz is`);
   return { format, channels, sampleRate, bitsPerSample };
 }
 

@@ -2,7 +2,7 @@
 // when the trigger has a secret) is the credential. Unknown paths, the per-path rate limit and
 // non-JSON bodies are answered before the body is read.
 import { Elysia, t } from "elysia";
-import { AppError, invalid, notFound } from "../../platform/errors";
+import { invalid, notFound, tooManyRequests } from "../../platform/errors";
 import { errors } from "../../platform/http/schemas";
 import { requestMeta } from "../../platform/http/request-meta";
 import { readPending } from "../../platform/http/body";
@@ -26,7 +26,7 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
       // Known paths share one budget whoever sends; probes of unknown paths are budgeted per address.
       const decision = limiter.hit(trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default");
       setRateLimitHeaders(set.headers, decision);
-      if (!decision.allowed) throw new AppError(429, "TooManyRequests", `Too many deliveries to this webhook; retry in ${decision.reset} s`, undefined, rateLimitHeaders(decision));
+      if (!decision.allowed) throw tooManyRequests(`Too many deliveries to this webhook; retry in ${decision.reset} s`, rateLimitHeaders(decision));
       if (!trigger) throw notFound("Webhook");
       const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
       if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");

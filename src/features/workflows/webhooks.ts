@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
-import { AppError, invalid, unauthorized } from "../../platform/errors";
+import { invalid, unauthorized, unavailable } from "../../platform/errors";
 import type { WorkflowEngine } from "./engine/engine";
 import { signatureProblem } from "./signatures";
 import type { TriggerRow } from "./triggers";
@@ -157,7 +157,7 @@ export function createWebhooks(deps: { db: Db; clock: Clock; log: Logger; engine
           if (dup) p.resolve(dup);
           else {
             log.error("webhook.store_failed", { trigger: p.trigger.id, error: String(e) });
-            p.reject(new AppError(503, "ServiceUnavailable", "The delivery could not be stored; retry shortly", undefined, { "retry-after": "5" }));
+            p.reject(unavailable("The delivery could not be stored; retry shortly", 5));
           }
         }
       }

@@ -10,7 +10,7 @@
 //                  reads the raw body (the MCP transport, where one HTTP request is not one call)
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
-import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
+import { AppError, forbidden, invalid, notFound, tooManyRequests, unauthorized } from "../errors";
 import { rateLimitHeaders, setRateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
 import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
 import { PendingBody } from "../http/body";
@@ -52,7 +52,7 @@ export function authPlugin(deps: AuthDeps) {
     const decision = limiter.hit(key, cls);
     setRateLimitHeaders(set.headers, decision);
     if (!decision.allowed) {
-      throw new AppError(429, "TooManyRequests", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, undefined, rateLimitHeaders(decision));
+      throw tooManyRequests(`Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, rateLimitHeaders(decision));
     }
   };
 

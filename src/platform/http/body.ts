@@ -1,6 +1,6 @@
 // Reads request bodies under a byte cap and parses JSON only after a depth check, so hostile
 // bodies (huge, chunked without length, nested a million deep) get a 4xx instead of a crash.
-import { AppError, invalid, tooLarge } from "../errors";
+import { invalid, tooLarge, unsupportedMedia } from "../errors";
 import { formEntries, MultipartError, type FormValue } from "./multipart";
 import { requestMeta } from "./request-meta";
 
@@ -157,7 +157,7 @@ export async function parseJsonBody(request: Request, limit = JSON_BODY_LIMIT): 
 export async function refuseOtherBody(request: Request, contentType: string): Promise<string> {
   const bytes = await readLimited(request, JSON_BODY_LIMIT);
   if (bytes.byteLength > 0 && new TextDecoder().decode(bytes).trim() !== "") {
-    throw new AppError(415, "UnsupportedMediaType", `A ${contentType.split(";")[0] || "body without a type"} body is not accepted; send a JSON object with Content-Type: application/json`);
+    throw unsupportedMedia(`A ${contentType.split(";")[0] || "body without a type"} body is not accepted; send a JSON object with Content-Type: application/json`);
   }
   return "";
 }

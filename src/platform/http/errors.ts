@@ -1,6 +1,6 @@
 // Maps every failure to the envelope of DESIGN.md: AppError first, then Elysia's own codes.
 import { Elysia, ValidationError } from "elysia";
-import { AppError, errorBody, noSuchEndpoint } from "../errors";
+import { AppError, errorBody, invalid, noSuchEndpoint, unprocessable, unsupportedMedia } from "../errors";
 import type { Logger } from "../log";
 import { settleRequest } from "./request-meta";
 import { bodyLeftUnread } from "./body";
@@ -29,22 +29,21 @@ export function toAppError(code: string | number, error: unknown): AppError {
     case "NOT_FOUND":
       return noSuchEndpoint();
     case "PARSE":
-      return new AppError(400, "ValidationError", "Request body could not be parsed; send valid JSON with Content-Type: application/json");
+      return invalid("Request body could not be parsed; send valid JSON with Content-Type: application/json");
     case "VALIDATION": {
       const v = error as ValidationError;
       const { where, details } = validationDetails(v);
-      // A malformed id, query or header is a bad request line (400); a body that parses but has
-      // the wrong shape is unprocessable (422).
-      const status = where === "body" ? 422 : 400;
       const first = details[0];
       const field = first && first.path !== "/" ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
       const message = !first ? `Invalid ${where}` : field && !first.message.includes(`'${field}'`) ? `Invalid ${where}: ${field}: ${first.message}` : `Invalid ${where}: ${first.message}`;
-      return new AppError(status, "ValidationError", message, details);
+      // A malformed id, query or header is a bad request line (400); a body that parses but has
+      // the wrong shape is unprocessable (422).
+      return where === "body" ? unprocessable(message, details) : invalid(message, details);
     }
     case "INVALID_FILE_TYPE":
-      return new AppError(415, "UnsupportedMediaType", "Unsupported file type");
+      return unsupportedMedia("Unsupported file type");
     case "INVALID_COOKIE_SIGNATURE":
-      return new AppError(400, "ValidationError", "Invalid cookie signature");
+      return invalid("Invalid cookie signature");
   }
   if (typeof code === "number" && code >= 400 && code < 500) {
     return new AppError(code, code === 404 ? "NotFound" : "ValidationError", (error as Error)?.message || "Request failed");
