@@ -105,6 +105,32 @@ describe("use", () => {
     expect(log.body.data).toEqual([expect.objectContaining({ action: "used", status_code: 400, endpoint: "/api/products/not-a-uuid" })]);
   });
 
+  test("last_used_at is each token's last successful use, in the list and for one token", async () => {
+    const [a, b, unused] = [await create({ token_name: "used twice" }), await create({ token_name: "used once, then refused" }), await create({ token_name: "never used" })];
+    const validate = (token: string) => h.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": token } });
+    expect((await validate(b.token)).status).toBe(200);
+    const bUsedAt = h.clock.now();
+    h.clock.advance(5_000);
+    expect((await validate(a.token)).status).toBe(200);
+    h.clock.advance(5_000);
+    expect((await validate(a.token)).status).toBe(200);
+    const aUsedAt = h.clock.now();
+    h.clock.advance(5_000);
+    // A failed call with a valid token and a refused one (revoked) are not successful uses.
+    expect((await h.call("GET", "/api/products/not-a-uuid", { token: a.token })).status).toBe(400);
+    expect((await h.call("POST", `/api/api-tokens/${b.id}/revoke`, { token: jwt })).status).toBe(200);
+    expect((await validate(b.token)).status).toBe(401);
+
+    const list = await h.call("GET", `/api/api-tokens/product/${productId}?pageSize=100`, { token: jwt });
+    expect(list.status).toBe(200);
+    const lastUsed = (id: string) => (list.body.data as { id: string; last_used_at: string | null }[]).find((t) => t.id === id)?.last_used_at;
+    expect(lastUsed(a.id)).toBe(new Date(aUsedAt).toISOString());
+    expect(lastUsed(b.id)).toBe(new Date(bUsedAt).toISOString());
+    expect(lastUsed(unused.id)).toBeNull();
+    expect((await h.call("GET", `/api/api-tokens/${a.id}`, { token: jwt })).body.data.last_used_at).toBe(new Date(aUsedAt).toISOString());
+    expect((await h.call("GET", `/api/api-tokens/${unused.id}`, { token: jwt })).body.data.last_used_at).toBeNull();
+  });
+
   test("a token in the query string never authenticates", async () => {
     const t = await create();
     for (const q of ["token", "api_token", "access_token", "apiToken"]) {

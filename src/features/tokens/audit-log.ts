@@ -5,7 +5,7 @@
 // before the log is read. A refused token's uses (401) fold into one row per token per minute whose count grows,
 // so a leaked revoked secret cannot flood the disk.
 import { availableParallelism } from "node:os";
-import { and, desc, eq, max, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
 import { pragmaStatements, type Db } from "../../platform/db/database";
 import { createWriteBehind } from "../../platform/db/write-behind";
 import type { Clock } from "../../platform/clock";
@@ -162,15 +162,20 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
       return db.select().from(apiTokenAuditLogs).where(eq(apiTokenAuditLogs.tokenId, tokenId)).orderBy(desc(apiTokenAuditLogs.id)).limit(limit).all();
     },
 
-    /** When the token last authenticated a request that succeeded (derived from the log). */
-    lastUsed(tokenId: string): Date | null {
+    /**
+     * When each of the tokens last authenticated a request that succeeded (derived from the log), in
+     * one query for a whole page of tokens; a token never used successfully is absent.
+     */
+    lastUsed(tokenIds: readonly string[]): Map<string, Date> {
+      if (tokenIds.length === 0) return new Map();
       journal.flush();
-      const row = db
-        .select({ at: max(apiTokenAuditLogs.createdAt) })
+      const rows = db
+        .select({ tokenId: apiTokenAuditLogs.tokenId, at: max(apiTokenAuditLogs.createdAt) })
         .from(apiTokenAuditLogs)
-        .where(and(eq(apiTokenAuditLogs.tokenId, tokenId), eq(apiTokenAuditLogs.action, "used"), sql`${apiTokenAuditLogs.statusCode} < 400`))
-        .get();
-      return row?.at ?? null;
+        .where(and(inArray(apiTokenAuditLogs.tokenId, [...tokenIds]), eq(apiTokenAuditLogs.action, "used"), sql`${apiTokenAuditLogs.statusCode} < 400`))
+        .groupBy(apiTokenAuditLogs.tokenId)
+        .all();
+      return new Map(rows.flatMap((r) => (r.at ? [[r.tokenId, r.at] as const] : [])));
     },
   };
 }

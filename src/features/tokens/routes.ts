@@ -11,7 +11,7 @@ import type { AuditRow } from "./audit-log";
 const date = (s: string | null | undefined) => (s === undefined ? undefined : s === null ? null : new Date(s));
 
 export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
-  const view = (r: TokenRow) => ({
+  const view = (r: TokenRow, lastUsedAt: Date | undefined) => ({
     id: r.id,
     token_name: r.tokenName,
     token_prefix: r.tokenPrefix,
@@ -21,11 +21,16 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
     status: tokens.statusOf(r),
     expires_at: iso(r.expiresAt),
     revoked_at: iso(r.revokedAt),
-    last_used_at: iso(tokens.lastUsed(r)),
+    last_used_at: iso(lastUsedAt),
     created_by: r.userId,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   });
+  const one = (r: TokenRow) => view(r, tokens.lastUsed([r]).get(r.id));
+  const many = (rows: TokenRow[]) => {
+    const used = tokens.lastUsed(rows);
+    return rows.map((r) => view(r, used.get(r.id)));
+  };
   const auditView = (a: AuditRow) => ({
     action: a.action,
     ip_address: a.ipAddress,
@@ -52,7 +57,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
           info(request),
         );
         set.status = 201;
-        return { success: true as const, message: "API token created. Copy it now: it is displayed only once.", data: { ...view(row), token: secret } };
+        return { success: true as const, message: "API token created. Copy it now: it is displayed only once.", data: { ...one(row), token: secret } };
       },
       { auth: "jwt", body: CreateTokenBody, parse: "json", response: { 201: ok(TokenWithSecret, "Created"), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Create a token" } },
     )
@@ -61,7 +66,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
       ({ principal, params, query }) => {
         const w = pageWindow(query);
         const { rows, total } = tokens.list(principal, params.productId, w);
-        return { success: true as const, data: rows.map(view), pagination: { page: w.page, pageSize: w.pageSize, total } };
+        return { success: true as const, data: many(rows), pagination: { page: w.page, pageSize: w.pageSize, total } };
       },
       {
         auth: "jwt",
@@ -71,7 +76,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
         detail: { summary: "List tokens of a workspace" },
       },
     )
-    .get("/api/api-tokens/:id", ({ principal, params }) => ({ success: true as const, data: view(tokens.get(principal, params.id)) }), {
+    .get("/api/api-tokens/:id", ({ principal, params }) => ({ success: true as const, data: one(tokens.get(principal, params.id)) }), {
       auth: "jwt",
       params: IdParams,
       response: { 200: ok(Token), ...errors(400, 401, 403, 404, 429) },
@@ -82,13 +87,13 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
       ({ principal, params, body }) => ({
         success: true as const,
         message: "API token updated",
-        data: view(tokens.update(principal, params.id, { tokenName: body.token_name, isActive: body.is_active, expiresAt: date(body.expires_at) })),
+        data: one(tokens.update(principal, params.id, { tokenName: body.token_name, isActive: body.is_active, expiresAt: date(body.expires_at) })),
       }),
       { auth: "jwt", params: IdParams, body: UpdateTokenBody, parse: "json", response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Update name, active flag or expiry" } },
     )
     .post(
       "/api/api-tokens/:id/revoke",
-      ({ principal, params, request }) => ({ success: true as const, message: "API token revoked", data: view(tokens.revoke(principal, params.id, info(request))) }),
+      ({ principal, params, request }) => ({ success: true as const, message: "API token revoked", data: one(tokens.revoke(principal, params.id, info(request))) }),
       { auth: "jwt", params: IdParams, response: { 200: ok(Token), ...errors(400, 401, 403, 404, 429) }, detail: { summary: "Revoke a token" } },
     )
     .post(
@@ -96,7 +101,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
       ({ principal, params, body, request }) => ({
         success: true as const,
         message: "API token renewed",
-        data: view(tokens.renew(principal, params.id, new Date(body.expires_at), info(request))),
+        data: one(tokens.renew(principal, params.id, new Date(body.expires_at), info(request))),
       }),
       { auth: "jwt", params: IdParams, body: RenewTokenBody, parse: "json", response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Move the expiry forward" } },
     )
@@ -104,7 +109,7 @@ export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
       "/api/api-tokens/:id/regenerate",
       ({ principal, params, request }) => {
         const { row, secret } = tokens.regenerate(principal, params.id, info(request));
-        return { success: true as const, message: "API token regenerated; the previous secret no longer works. Copy this one now.", data: { ...view(row), token: secret } };
+        return { success: true as const, message: "API token regenerated; the previous secret no longer works. Copy this one now.", data: { ...one(row), token: secret } };
       },
       { auth: "jwt", params: IdParams, response: { 200: ok(TokenWithSecret), ...errors(400, 401, 403, 404, 409, 429) }, detail: { summary: "Replace the secret, keep id and history" } },
     )

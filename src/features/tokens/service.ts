@@ -109,7 +109,8 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const t = db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
       return Boolean(t && !t.deletedAt && statusOf(t, clock.now()) === "active");
     },
-    lastUsed: (t: TokenRow) => audit.lastUsed(t.id),
+    /** When each token last authenticated a successful request (one query for a page of them). */
+    lastUsed: (rows: readonly TokenRow[]) => audit.lastUsed(rows.map((t) => t.id)),
 
     create(principal: Principal, input: NewToken, info: RequestInfo): { row: TokenRow; secret: string } {
       const user = requireUser(principal);
