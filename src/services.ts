@@ -1,7 +1,7 @@
 // Builds every service once from the configuration and storage; tests call it with their own.
 import { join } from "node:path";
 import type { Config } from "./platform/config";
-import type { Storage } from "./platform/db/database";
+import { databasePart, type Storage } from "./platform/db/database";
 import { systemClock, type Clock } from "./platform/clock";
 import { createLogger, type Logger } from "./platform/log";
 import { createRateLimiter } from "./platform/rate-limit";
@@ -10,9 +10,8 @@ import { createAccountsService } from "./features/accounts/service";
 import { bootstrapFirstOwner, type BootstrapResult } from "./features/accounts/bootstrap";
 import { createWorkspacesService } from "./features/workspaces/service";
 import { createTokenAuditLog } from "./features/tokens/audit-log";
-import { createTokensService } from "./features/tokens/service";
+import { createTokensService, tokensPart } from "./features/tokens/service";
 import { createActivityService } from "./features/activity/service";
-import { createHealthRegistry } from "./features/system/health";
 import { backupDatabase } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
 import { createWalSync } from "./platform/db/durability";
@@ -23,9 +22,11 @@ import { createKeywordStore } from "./features/knowledge/keyword-store";
 import { createKnowledgeSearch } from "./features/knowledge/search";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
 import { createContentStore } from "./features/knowledge/content";
-import { modelPresence, modelSpec } from "./platform/ml/models";
+import { modelSpec } from "./platform/ml/models";
+import { knowledgePart } from "./features/knowledge/part";
+import { checkParts, startParts, stopParts, type Part } from "./platform/parts";
 import { createChatService } from "./features/assistant/service";
-import { createLlm } from "./platform/llm/create";
+import { createLlm, llmPart } from "./platform/llm/create";
 import { createAssistant } from "./features/assistant/chat";
 import { createTranscriber } from "./features/transcription/transcriber";
 import { prepareAudio } from "./features/transcription/audio";
@@ -50,11 +51,6 @@ export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
 }
-
-const EXPIRY_SWEEP_MS = 60_000;
-const MODEL_RETRY_MS = 60_000;
-/** How long /health waits for the model server's status before it says "loading" (the probe goes on). */
-const HEALTH_PROBE_WAIT_MS = 250;
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
@@ -123,27 +119,6 @@ export async function createServices({ config, storage, clock = systemClock, log
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
 
-  // Set by stop(): the embedding catch-up below outlives start() and must not touch a closed database.
-  let stopped = false;
-
-  /**
-   * Queues vectors for files stored while the model was missing, once it is there. With no such
-   * file nothing is loaded (idle Hearth holds no model): true when the model's files are present.
-   */
-  const catchUpEmbeddings = async () => {
-    if (ingestion.unembedded().length === 0) return modelPresence(config.modelsDir, config.embeddingModel).ok;
-    const status = () => embedder.status().catch((e: Error) => ({ state: "unavailable" as const, reason: e.message }));
-    let state = await status();
-    while (state.state === "loading") {
-      await Bun.sleep(200);
-      state = await status();
-    }
-    if (state.state !== "ok" || stopped) return false;
-    const files = ingestion.unembedded();
-    for (const f of files) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { group: f.productId });
-    if (files.length) jobs.wake();
-    return true;
-  };
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);
 
   const bootstrap: BootstrapResult | null = await bootstrapFirstOwner(db, accounts, workspaces, {
@@ -194,27 +169,11 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   integrations.onChange((c) => mcp.gateway.toolsChanged(c.productId ? { productId: c.productId } : { organizationId: c.organizationId }));
 
-  const health = createHealthRegistry();
-  health.set("database", () => {
-    storage.sqlite.query("SELECT 1").get();
-    return { status: "ok" };
-  });
-  health.set("vectors", () => ({ status: "ok", detail: `sqlite-vec ${storage.vecVersion}` }));
-  health.set("embedder", () => embedder.health());
-  health.set("transcriber", () => transcriber.health());
-  health.set("llm", async () => {
-    const server = `${llm.provider === "ollama" ? "Ollama" : "an OpenAI-compatible server"} at ${llm.url}`;
-    // /health answers at once: a model server that is slow to answer (the first probe, or one that
-    // hangs) shows as loading while the probe goes on; its answer is cached for the next call.
-    // A known answer is taken as it is: racing every call against a timer kept one 250 ms timer
-    // per /health request alive (34-37 µs of CPU per request under load, more than a token request).
-    const s = llm.knownStatus() ?? (await Promise.race([llm.status(), Bun.sleep(HEALTH_PROBE_WAIT_MS).then(() => undefined)]));
-    if (!s) return { status: "loading", detail: `asking ${server}` };
-    return s.state === "ok" ? { status: "ok", detail: `${s.model} via ${server} (context ${s.contextLength})` } : { status: "unavailable", reason: s.reason };
-  });
-
-  let sweeper: ReturnType<typeof setInterval> | undefined;
-  let modelWatch: ReturnType<typeof setInterval> | undefined;
+  const knowledgeLife = knowledgePart({ content, vectors, ingestion, embedder, jobs, modelsDir: config.modelsDir, embeddingModel: config.embeddingModel, vecVersion: storage.vecVersion, log });
+  // Started in this order and stopped in reverse: a part stops before the parts it uses (the MCP
+  // gateway before the engine, the engine before the job queue), and the token journal is folded
+  // and closed last. /health reports the checks in this order.
+  const parts: Part[] = [databasePart(storage.sqlite), tokensPart(tokens, tokenAudit), knowledgeLife, transcriber, llmPart(llm), jobs, workflow, mcp];
 
   return {
     config,
@@ -244,10 +203,10 @@ export async function createServices({ config, storage, clock = systemClock, log
     integrations,
     communicators,
     mcp,
-    catchUpEmbeddings,
+    catchUpEmbeddings: knowledgeLife.catchUpEmbeddings,
     limiter,
     authenticator,
-    health,
+    health: { report: () => checkParts(parts) },
     jwtSecret,
     bootstrap,
     version: VERSION,
@@ -257,44 +216,11 @@ export async function createServices({ config, storage, clock = systemClock, log
       return backupDatabase(storage.sqlite, file);
     },
 
-    /** Starts background work: the job runner (resuming unfinished jobs) and the expiry sweep. */
-    start() {
-      stopped = false;
-      // Before any upload can start: pieces of uploads a crash cut off before their file row.
-      const orphans = content.sweep();
-      if (orphans > 0) log.info("knowledge: removed pieces of uploads cut off by a crash", { pieces: orphans });
-      const strayVectors = vectors.sweepOrphansOnce();
-      if (strayVectors > 0) log.info("knowledge: removed vectors of chunks deleted while they were embedded", { vectors: strayVectors });
-      jobs.start();
-      workflow.start();
-      tokens.sweepExpired();
-      sweeper = setInterval(() => tokens.sweepExpired(), EXPIRY_SWEEP_MS);
-      sweeper.unref?.();
-      // Without its model the embedder is retried every minute, so copying the model into the
-      // models dir is enough: the files stored meanwhile get their vectors then.
-      void catchUpEmbeddings().then((ok) => {
-        if (ok || stopped) return;
-        modelWatch = setInterval(async () => {
-          if (!modelPresence(config.modelsDir, config.embeddingModel).ok) return;
-          await embedder.stop(); // a worker that failed to load the model starts afresh
-          if (await catchUpEmbeddings()) clearInterval(modelWatch);
-        }, MODEL_RETRY_MS);
-        modelWatch.unref?.();
-      });
-    },
+    /** Starts background work: the sweeps, the job runner and the engine (resuming unfinished work). */
+    start: () => startParts(parts),
 
-    /** Stops background work; running jobs resume at the next start. */
-    async stop() {
-      stopped = true;
-      if (sweeper) clearInterval(sweeper);
-      if (modelWatch) clearInterval(modelWatch);
-      mcp.gateway.stop();
-      workflow.stop();
-      await jobs.stop();
-      await embedder.stop();
-      await transcriber.stop();
-      tokenAudit.close();
-    },
+    /** Stops background work; running jobs and executions resume at the next start. */
+    stop: () => stopParts(parts),
   };
 }
 

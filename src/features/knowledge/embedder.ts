@@ -5,7 +5,7 @@
 import { createWorkerClient } from "../../platform/ml/worker-client";
 import { workerUrl } from "../../platform/native";
 import { modelPresence } from "../../platform/ml/models";
-import type { CheckState } from "../system/health";
+import type { CheckState } from "../../platform/parts";
 import type { Chunk } from "./ingest/chunk";
 
 /** The chunks of one part of a document, and their vectors when they came embedded. */

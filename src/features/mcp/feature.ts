@@ -27,7 +27,8 @@ export function createMcpFeature(d: InfoDeps & { db: Db; clock: Clock; log: Logg
     log: d.log,
   });
   settings.onChange((productId) => gateway.toolsChanged({ productId }));
-  return { settings, gateway };
+  // A part of Hearth (platform/parts.ts): the first to stop, so no session outlives what it calls.
+  return { name: "mcp", settings, gateway, stop: () => gateway.stop() };
 }
 
 export type McpFeature = ReturnType<typeof createMcpFeature>;

@@ -6,7 +6,7 @@ import { AppError, type ErrorCode, invalid, unavailable } from "../../platform/e
 import { modelPresence } from "../../platform/ml/models";
 import { createWorkerClient, WorkerError } from "../../platform/ml/worker-client";
 import { workerUrl } from "../../platform/native";
-import type { CheckState } from "../system/health";
+import type { CheckState } from "../../platform/parts";
 import type { PreparedAudio } from "./audio";
 import { TARGET_RATE } from "./wav";
 
@@ -82,6 +82,14 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
     return { text: segments.map((s) => s.text).join(" ").trim(), language: detected ?? "en", duration: round(samples / TARGET_RATE), segments };
   };
 
+  const health = (): CheckState => {
+    if (state.state === "ok") return { status: "ok", detail: opts.model };
+    if (state.state === "loading") return { status: "loading", detail: opts.model };
+    if (state.state === "unavailable") return { status: "unavailable", reason: state.reason };
+    const present = modelPresence(opts.modelsDir, opts.model);
+    return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
+  };
+
   return {
     model: opts.model,
 
@@ -102,17 +110,12 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
       return turn;
     },
 
-    health(): CheckState {
-      if (state.state === "ok") return { status: "ok", detail: opts.model };
-      if (state.state === "loading") return { status: "loading", detail: opts.model };
-      if (state.state === "unavailable") return { status: "unavailable", reason: state.reason };
-      const present = modelPresence(opts.modelsDir, opts.model);
-      return present.ok ? { status: "ok", detail: `${opts.model} (loads at the first request)` } : { status: "unavailable", reason: present.reason };
-    },
-
     /** Requests run and requests skipped because their caller had left (tests, benchmarks). */
     stats: () => ({ ...counts }),
 
+    // A part of Hearth (platform/parts.ts): its worker ends at stop, /health reports the model.
+    name: "transcription",
+    checks: { transcriber: health },
     stop: () => client.stop(),
   };
 }

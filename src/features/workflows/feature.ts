@@ -87,6 +87,8 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     scheduler,
     webhooks,
     webhookLimiter,
+    // A part of Hearth (platform/parts.ts).
+    name: "workflows",
     start() {
       engine.start();
       scheduler.start();

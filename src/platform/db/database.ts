@@ -7,6 +7,7 @@ import { getLoadablePath } from "sqlite-vec";
 import { nativePath } from "../native";
 import { ConfigError } from "../config";
 import type { Logger } from "../log";
+import type { Part } from "../parts";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
 
 // With its connection (`$client`), for the few hot statements that skip the query builder.
@@ -28,6 +29,19 @@ export interface Storage {
  * Creates `path` readable and writable by Hearth's user only (0600), or tightens it if it exists:
  * the database holds password hashes, token hashes and the session signing secret.
  */
+/** The database as a part of Hearth (platform/parts.ts): /health asks it a query. */
+export function databasePart(sqlite: Database): Part {
+  return {
+    name: "database",
+    checks: {
+      database: () => {
+        sqlite.query("SELECT 1").get();
+        return { status: "ok" };
+      },
+    },
+  };
+}
+
 export function privateFile(path: string): void {
   closeSync(openSync(path, "a", 0o600));
   chmodSync(path, 0o600);

@@ -186,6 +186,9 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
 
     get: (id: string) => db.select().from(jobs).where(eq(jobs.id, id)).get(),
 
+    // A part of Hearth (platform/parts.ts): started after the features that queue work, stopped before them.
+    name: "jobs",
+
     start() {
       // Jobs a crash or kill left `running` were never finished: run them again.
       db.update(jobs).set({ status: "queued", updatedAt: new Date(clock.now()) }).where(eq(jobs.status, "running")).run();
