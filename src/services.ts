@@ -170,9 +170,10 @@ export async function createServices({ config, storage, clock = systemClock, log
   integrations.onChange((c) => mcp.gateway.toolsChanged(c.productId ? { productId: c.productId } : { organizationId: c.organizationId }));
 
   const knowledgeLife = knowledgePart({ content, vectors, ingestion, embedder, jobs, modelsDir: config.modelsDir, embeddingModel: config.embeddingModel, vecVersion: storage.vecVersion, log });
-  // Started in this order and stopped in reverse: a part stops before the parts it uses (the MCP
-  // gateway before the engine, the engine before the job queue), and the token journal is folded
-  // and closed last. /health reports the checks in this order.
+  // Started in this order and stopped in reverse: the MCP gateway stops first (no session outlives
+  // what it calls), then the workflow engine and the job queue (their running work resumes at the
+  // next start), then the models' workers; the token journal is folded and closed last, so every use
+  // acknowledged before is in the table. /health reports the checks in this order.
   const parts: Part[] = [databasePart(storage.sqlite), tokensPart(tokens, tokenAudit), knowledgeLife, transcriber, llmPart(llm), jobs, workflow, mcp];
 
   return {
