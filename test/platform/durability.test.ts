@@ -10,7 +10,9 @@ import { createWalSync, relaxed } from "../../src/platform/db/durability";
 import { migrate } from "../../src/platform/db/migrate";
 import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
-import { createJobQueue } from "../../src/platform/jobs/queue";
+import { createJobQueue, jobKind } from "../../src/platform/jobs/queue";
+
+const WORK = jobKind<{ n: number }>("work");
 
 const opened: { storage: Storage; dir: string }[] = [];
 afterEach(() => {
@@ -86,9 +88,9 @@ describe("WAL sync", () => {
       events.push("synced");
     };
     const queue = createJobQueue({ db: storage.db, clock: manualClock(), log: silentLogger, sync });
-    queue.register("work", async (p: { n: number }) => void events.push(`run ${p.n}`));
-    queue.enqueue("work", { n: 1 });
-    queue.enqueue("work", { n: 2 });
+    queue.register(WORK, async (p) => void events.push(`run ${p.n}`));
+    queue.enqueue(WORK, { n: 1 });
+    queue.enqueue(WORK, { n: 2 });
     queue.start();
     await queue.idle();
     await queue.stop();

@@ -7,7 +7,12 @@ import { openStorage, type Storage } from "../../src/platform/db/database";
 import { migrate } from "../../src/platform/db/migrate";
 import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
-import { createJobQueue, PermanentJobError } from "../../src/platform/jobs/queue";
+import { createJobQueue, PermanentJobError, jobKind } from "../../src/platform/jobs/queue";
+
+const WORK = jobKind<{ n: number }>("work");
+const FLAKY = jobKind<Record<string, never>>("flaky");
+const BAD = jobKind<Record<string, never>>("bad");
+const LONG = jobKind<{ file: string }>("long");
 
 const open: { storage: Storage; dir: string }[] = [];
 afterEach(() => {
@@ -31,14 +36,17 @@ describe("job queue", () => {
     const seen: number[] = [];
     let concurrent = 0;
     let maxConcurrent = 0;
-    queue.register("work", async (p: { n: number }) => {
+    queue.register(WORK, async (p) => {
       concurrent++;
       maxConcurrent = Math.max(maxConcurrent, concurrent);
       await Bun.sleep(2);
       seen.push(p.n);
       concurrent--;
     });
-    const ids = [1, 2, 3, 4].map((n) => queue.enqueue("work", { n }));
+    const ids = [1, 2, 3, 4].map((n) => queue.enqueue(WORK, { n }));
+    // A payload that is not the kind's does not compile (tsc runs in CI); never called.
+    // @ts-expect-error: WORK carries { n: number }
+    const _wrongPayload = () => queue.enqueue(WORK, { file: "x" });
     queue.start();
     await queue.idle();
     expect(seen).toEqual([1, 2, 3, 4]);
@@ -52,14 +60,14 @@ describe("job queue", () => {
     let calls = 0;
     const failures: string[] = [];
     queue.register(
-      "flaky",
+      FLAKY,
       async () => {
         calls++;
         throw new Error(`boom ${calls}`);
       },
       { onFailed: (_p, e) => failures.push(e) },
     );
-    const id = queue.enqueue("flaky", {}, { maxAttempts: 3 });
+    const id = queue.enqueue(FLAKY, {}, { maxAttempts: 3 });
     queue.start();
     await queue.idle();
     expect(calls).toBe(1);
@@ -77,10 +85,10 @@ describe("job queue", () => {
 
   test("a permanent error fails at once", async () => {
     const { queue } = await setup();
-    queue.register("bad", async () => {
+    queue.register(BAD, async () => {
       throw new PermanentJobError("corrupt file");
     });
-    const id = queue.enqueue("bad", {});
+    const id = queue.enqueue(BAD, {});
     queue.start();
     await queue.idle();
     expect(queue.get(id)).toMatchObject({ status: "failed", attempts: 1, lastError: "corrupt file" });
@@ -90,11 +98,11 @@ describe("job queue", () => {
   test("a job left running by a crash runs again at the next start", async () => {
     const first = await setup();
     let started = false;
-    first.queue.register("long", async (_p, { signal }) => {
+    first.queue.register(LONG, async (_p, { signal }) => {
       started = true;
       await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
     });
-    const id = first.queue.enqueue("long", { file: "x" });
+    const id = first.queue.enqueue(LONG, { file: "x" });
     first.queue.start();
     while (!started) await Bun.sleep(1);
     expect(first.queue.get(id)!.status).toBe("running");
@@ -103,7 +111,7 @@ describe("job queue", () => {
 
     const second = createJobQueue({ db: first.storage.db, clock: first.clock, log: silentLogger });
     const resumed: unknown[] = [];
-    second.register("long", async (p) => void resumed.push(p));
+    second.register(LONG, async (p) => void resumed.push(p));
     second.start();
     await second.idle();
     expect(resumed).toEqual([{ file: "x" }]);

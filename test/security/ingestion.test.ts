@@ -15,12 +15,14 @@ import { openStorage, type Storage } from "../../src/platform/db/database";
 import { migrate } from "../../src/platform/db/migrate";
 import { manualClock } from "../../src/platform/clock";
 import { silentLogger } from "../../src/platform/log";
-import { createJobQueue } from "../../src/platform/jobs/queue";
+import { createJobQueue, jobKind } from "../../src/platform/jobs/queue";
 import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../support/harness";
 import { makeZipBombDocx, nestedJson, openAngles, slowDocx, spacedHeading, wideCsv } from "../support/hostile";
 import { makeDocx } from "../support/documents";
 import { declaredInflatedBytes } from "../../src/features/knowledge/ingest/zip-directory";
 import { TEST_MODELS_DIR } from "../support/models";
+
+const INGEST = jobKind<{ name: string }>("ingest");
 
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 /** The window the worker gives the chunker: the model's 256 tokens less [CLS] and [SEP]. */
@@ -271,10 +273,10 @@ describe("fair ingestion between workspaces", () => {
     open.push({ storage, dir });
     const queue = createJobQueue({ db: storage.db, clock: manualClock(), log: silentLogger });
     const order: string[] = [];
-    queue.register("ingest", async (p: { name: string }) => void order.push(p.name));
-    for (let i = 1; i <= 10; i++) queue.enqueue("ingest", { name: `A${i}` }, { group: "A" });
-    queue.enqueue("ingest", { name: "B1" }, { group: "B" });
-    for (let i = 1; i <= 3; i++) queue.enqueue("ingest", { name: `C${i}` }, { group: "C" });
+    queue.register(INGEST, async (p) => void order.push(p.name));
+    for (let i = 1; i <= 10; i++) queue.enqueue(INGEST, { name: `A${i}` }, { group: "A" });
+    queue.enqueue(INGEST, { name: "B1" }, { group: "B" });
+    for (let i = 1; i <= 3; i++) queue.enqueue(INGEST, { name: `C${i}` }, { group: "C" });
     queue.start();
     await queue.idle();
     await queue.stop();
@@ -294,8 +296,8 @@ describe("fair ingestion between workspaces", () => {
     let bDone!: () => void;
     const bFinished = new Promise<void>((r) => (bDone = r));
     queue.register(
-      "ingest",
-      async (p: { name: string }) => {
+      INGEST,
+      async (p) => {
         events.push(`start ${p.name}`);
         if (p.name.startsWith("A")) await aHolds;
         events.push(`end ${p.name}`);
@@ -303,9 +305,9 @@ describe("fair ingestion between workspaces", () => {
       },
       { concurrency: 2, perGroup: 1 },
     );
-    for (let i = 1; i <= 20; i++) queue.enqueue("ingest", { name: `A${i}` }, { group: "A" });
+    for (let i = 1; i <= 20; i++) queue.enqueue(INGEST, { name: `A${i}` }, { group: "A" });
     queue.start();
-    queue.enqueue("ingest", { name: "B1" }, { group: "B" });
+    queue.enqueue(INGEST, { name: "B1" }, { group: "B" });
     queue.wake();
     await bFinished;
     expect(events).toEqual(["start A1", "start B1", "end B1"]); // A's second file did not take B's slot

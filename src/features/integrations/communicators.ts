@@ -7,7 +7,7 @@ import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
 import { notFound, unauthorized, invalid } from "../../platform/errors";
-import type { JobQueue } from "../../platform/jobs/queue";
+import { jobKind, type JobQueue } from "../../platform/jobs/queue";
 import type { AllowList } from "../../platform/net/safe-fetch";
 import type { TokenPrincipal } from "../../platform/auth/principal";
 import type { AgentsService } from "../agents/service";
@@ -18,7 +18,7 @@ import { communicatorEvents, integrations } from "./table";
 import { eq } from "drizzle-orm";
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 
-export const COMMUNICATOR_JOB = "communicator.message";
+export const COMMUNICATOR_JOB = jobKind<SlackMessage>("communicator.message");
 const WINDOW_S = 5 * 60;
 const ANSWER_WAIT_MS = 120_000;
 
@@ -82,14 +82,14 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     await send.run({ channel: m.channel, text, ...thread }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
   };
 
-  deps.jobs.register(COMMUNICATOR_JOB, (payload: SlackMessage, ctx) => answer(payload, ctx.signal), { concurrency: 2 });
+  deps.jobs.register(COMMUNICATOR_JOB, (payload, ctx) => answer(payload, ctx.signal), { concurrency: 2 });
 
   /** Stores the message as a durable job unless its event id was taken before (a retried delivery). */
   const queue = (row: typeof integrations.$inferSelect, eventId: string, message: Omit<SlackMessage, "integrationId">) =>
     db.transaction((tx) => {
       const fresh = tx.insert(communicatorEvents).values({ integrationId: row.id, eventId, receivedAt: new Date(clock.now()) }).onConflictDoNothing().returning().all();
       if (fresh.length === 0) return { queued: false };
-      deps.jobs.enqueue(COMMUNICATOR_JOB, { integrationId: row.id, ...message } satisfies SlackMessage, { tx, group: row.productId ?? row.organizationId });
+      deps.jobs.enqueue(COMMUNICATOR_JOB, { integrationId: row.id, ...message }, { tx, group: row.productId ?? row.organizationId });
       return { queued: true };
     });
 

@@ -7,7 +7,7 @@ import { conflict, invalid, notFound, tooLarge, unprocessable, unsupportedMedia 
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import { relaxed } from "../../platform/db/durability";
-import type { JobQueue } from "../../platform/jobs/queue";
+import { jobKind, type JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
 import { knowledgeBases, knowledgeChunks, knowledgeFiles } from "./table";
 import { digestOf, type ContentStore } from "./content";
@@ -20,8 +20,8 @@ export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect;
 export type KnowledgeFileRow = Omit<typeof knowledgeFiles.$inferSelect, "contentId">;
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
-export const INGEST_JOB = "knowledge.ingest";
-export const EMBED_JOB = "knowledge.embed";
+export const INGEST_JOB = jobKind<{ fileId: string }>("knowledge.ingest");
+export const EMBED_JOB = jobKind<{ fileId: string }>("knowledge.embed");
 export const DEFAULT_KB = "Default";
 
 export interface EmbeddingIdentity {

@@ -21,17 +21,31 @@ export interface JobContext {
   attempt: number;
 }
 
-export type JobHandler = (payload: any, ctx: JobContext) => Promise<void>;
+/**
+ * A kind of job and the payload it carries, so that what is queued and what its handler takes are
+ * checked against each other: `const INGEST_JOB = jobKind<{ fileId: string }>("knowledge.ingest")`.
+ * The name is what the job row stores.
+ */
+export interface JobKind<P> {
+  readonly name: string;
+  /** Type only: never set. */
+  readonly payload?: P;
+}
+
+export const jobKind = <P>(name: string): JobKind<P> => ({ name });
+
+export type JobHandler<P> = (payload: P, ctx: JobContext) => Promise<void>;
 
 /** Called when a job ends for good, so its owner can record the outcome on its own rows (synchronously: in the job's commit). */
-export type JobFailed = (payload: any, error: string) => void;
+export type JobFailed<P> = (payload: P, error: string) => void;
 
 interface Registration {
-  handler: JobHandler;
+  // A payload read back from its row is the one `enqueue` wrote for the same kind.
+  handler: JobHandler<any>;
   concurrency: number;
   /** Most jobs of one group running at once: below `concurrency`, a slot stays free for other groups. */
   perGroup: number;
-  onFailed?: JobFailed;
+  onFailed?: JobFailed<any>;
 }
 
 const IDLE_POLL_MS = 1000;
@@ -159,21 +173,21 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
       .get() !== undefined;
 
   return {
-    register(kind: string, handler: JobHandler, options: { concurrency?: number; perGroup?: number; onFailed?: JobFailed } = {}) {
+    register<P>(kind: JobKind<P>, handler: JobHandler<P>, options: { concurrency?: number; perGroup?: number; onFailed?: JobFailed<P> } = {}) {
       const concurrency = options.concurrency ?? 1;
-      kinds.set(kind, { handler, concurrency, perGroup: options.perGroup ?? concurrency, onFailed: options.onFailed });
+      kinds.set(kind.name, { handler, concurrency, perGroup: options.perGroup ?? concurrency, onFailed: options.onFailed });
     },
 
     /**
      * Writes the job row (inside `tx` when given, so it commits with the caller's own rows).
      * `group` is the fairness key (a workspace): due jobs of a kind are taken in turns between groups.
      */
-    enqueue(kind: string, payload: unknown, options: { tx?: Pick<Db, "insert">; maxAttempts?: number; group?: string } = {}): string {
+    enqueue<P>(kind: JobKind<P>, payload: P, options: { tx?: Pick<Db, "insert">; maxAttempts?: number; group?: string } = {}): string {
       const now = new Date(clock.now());
       const id = crypto.randomUUID();
       (options.tx ?? db)
         .insert(jobs)
-        .values({ id, kind, payload, groupKey: options.group ?? null, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
+        .values({ id, kind: kind.name, payload, groupKey: options.group ?? null, status: "queued", maxAttempts: options.maxAttempts ?? 3, runAfter: now, createdAt: now, updatedAt: now })
         .run();
       return id;
     },
