@@ -3,7 +3,8 @@
 //   platform/ is shared ground: it never reaches into a feature;
 //   a route calls its feature's service, never a table or the query builder;
 //   only the HTTP layer builds Elysia apps (services and the rest take schemas and types at most);
-//   the console is browser code: it imports nothing of the server.
+//   the console is browser code: it imports nothing of the server;
+//   every feature's routes come from one factory shape, xRoutes({ auth, ...deps }).
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -89,6 +90,21 @@ describe("architecture", () => {
     expect(show(imports.filter((i) => !isHttpLayer(i.from) && buildsApps(i)))).toEqual([]);
     const service = (path: string) => /(^|\/)service\.ts$/.test(path);
     expect(show(imports.filter((i) => service(i.from) && (i.specifier === "elysia" || i.specifier.startsWith("@elysiajs/"))))).toEqual([]);
+  });
+
+  test("every feature's routes come from one factory shape: xRoutes({ auth, ...deps })", () => {
+    const odd: string[] = [];
+    for (const file of sourceFiles(join(SRC, "features")).filter((f) => isRoute(relative(ROOT, f)))) {
+      const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+      for (const node of sf.statements) {
+        if (!ts.isFunctionDeclaration(node) || !node.name?.text.endsWith("Routes")) continue;
+        const exported = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+        const [only, ...more] = node.parameters;
+        const oneObject = only !== undefined && more.length === 0 && (ts.isObjectBindingPattern(only.name) || (only.type !== undefined && ts.isTypeLiteralNode(only.type)));
+        if (exported && !oneObject) odd.push(`${relative(ROOT, file)}: ${node.name.text}`);
+      }
+    }
+    expect(odd).toEqual([]);
   });
 
   test("the console imports nothing of the server (it is shipped to browsers)", () => {

@@ -35,7 +35,7 @@ const activityView = (a: ActivityRow) => ({
   created_at: a.createdAt.toISOString(),
 });
 
-export function accountRoutes(auth: AuthPlugin, accounts: AccountsService, activity: ActivityService, clock: Clock) {
+export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthPlugin; accounts: AccountsService; activity: ActivityService; clock: Clock }) {
   const signIn = createSignIn({ accounts, activity, now: () => clock.now() });
 
   return new Elysia()

@@ -26,7 +26,7 @@ export const agentView = (a: AgentRow) => ({
   updated_at: a.updatedAt.toISOString(),
 });
 
-export function agentRoutes(auth: AuthPlugin, agents: AgentsService) {
+export function agentRoutes({ auth, agents }: { auth: AuthPlugin; agents: AgentsService }) {
   const list = (principal: Parameters<AgentsService["list"]>[0], productId: string | undefined, q: Parameters<typeof pageWindow>[0]) => {
     const win = pageWindow(q);
     const { rows, total } = agents.list(principal, productId, win);

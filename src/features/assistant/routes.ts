@@ -20,7 +20,7 @@ const messageView = (m: ChatMessageRow) => ({
   created_at: m.createdAt.toISOString(),
 });
 
-export function assistantRoutes(auth: AuthPlugin, deps: { assistant: Assistant; chats: ChatService; log: Logger; heartbeatMs?: number }) {
+export function assistantRoutes({ auth, ...deps }: { auth: AuthPlugin; assistant: Assistant; chats: ChatService; log: Logger; heartbeatMs?: number }) {
   const { assistant, chats, log } = deps;
   return new Elysia()
     .use(auth)

@@ -6,7 +6,7 @@ import { requestMeta } from "../../platform/http/request-meta";
 import { errors, Uuid } from "../../platform/http/schemas";
 import type { Communicators } from "./communicators";
 
-export function communicatorRoutes(communicators: Communicators) {
+export function communicatorRoutes({ communicators }: { communicators: Communicators }) {
   return new Elysia()
     .post(
       "/api/communicator/botframework/:id/messages",

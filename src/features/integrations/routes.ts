@@ -8,7 +8,7 @@ import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas"
 import { CreateIntegrationBody, Integration, IntegrationQuery, IntegrationType, UpdateIntegrationBody } from "./model";
 import type { IntegrationRow, IntegrationsService } from "./service";
 
-export function integrationRoutes(auth: AuthPlugin, service: IntegrationsService, allow: AllowList) {
+export function integrationRoutes({ auth, integrations: service, allow }: { auth: AuthPlugin; integrations: IntegrationsService; allow: AllowList }) {
   const view = (r: IntegrationRow) => ({
     id: r.id,
     title: r.title,

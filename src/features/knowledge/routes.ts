@@ -43,7 +43,7 @@ export const fileView = (f: KnowledgeFileRow) => ({
 const disposition = (name: string) =>
   `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 
-export function knowledgeRoutes(auth: AuthPlugin, knowledge: KnowledgeService) {
+export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowledge: KnowledgeService }) {
   const upload = async (principal: Parameters<KnowledgeService["upload"]>[0], body: { file: File; knowledge_base_id?: string; product_id?: string }, set: { status?: number | string }) => {
     const { file, duplicate } = await knowledge.upload(principal, {
       knowledgeBaseId: body.knowledge_base_id,

@@ -48,7 +48,7 @@ const EmbeddingState = t.Object({
   ),
 });
 
-export function searchRoutes(auth: AuthPlugin, deps: { search: KnowledgeSearch; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore }) {
+export function searchRoutes({ auth, ...deps }: { auth: AuthPlugin; search: KnowledgeSearch; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore }) {
   const { search, knowledge, embedder, vectors } = deps;
   return new Elysia()
     .use(auth)

@@ -8,7 +8,7 @@ import { requestMeta } from "../../platform/http/request-meta";
 import { errors } from "../../platform/http/schemas";
 import type { McpGateway } from "./gateway";
 
-export function mcpRoutes(auth: AuthPlugin, deps: { gateway: McpGateway; allowedHosts: string[] }) {
+export function mcpRoutes({ auth, ...deps }: { auth: AuthPlugin; gateway: McpGateway; allowedHosts: string[] }) {
   const allowed = new Set(deps.allowedHosts.map((h) => h.toLowerCase()));
   const handle = ({ request, principal }: { request: Request; principal: unknown }) => {
     const origin = request.headers.get("origin");

@@ -10,7 +10,7 @@ import type { AuditRow } from "./audit-log";
 
 const date = (s: string | null | undefined) => (s === undefined ? undefined : s === null ? null : new Date(s));
 
-export function tokenRoutes(auth: AuthPlugin, tokens: TokensService) {
+export function tokenRoutes({ auth, tokens }: { auth: AuthPlugin; tokens: TokensService }) {
   const view = (r: TokenRow, lastUsedAt: Date | undefined) => ({
     id: r.id,
     token_name: r.tokenName,

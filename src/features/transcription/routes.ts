@@ -25,7 +25,7 @@ const TranscriptionBody = t.Object(
   { additionalProperties: false },
 );
 
-export function transcriptionRoutes(auth: AuthPlugin, transcriber: Transcriber) {
+export function transcriptionRoutes({ auth, transcriber }: { auth: AuthPlugin; transcriber: Transcriber }) {
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Audio"] } })

@@ -53,7 +53,7 @@ async function* follow(events: EventLog, executionId: string, after: number, sig
   }
 }
 
-export function executionRoutes(auth: AuthPlugin, deps: { executions: ExecutionsService; events: EventLog; registry: NodeRegistry; heartbeatMs?: number }) {
+export function executionRoutes({ auth, ...deps }: { auth: AuthPlugin; executions: ExecutionsService; events: EventLog; registry: NodeRegistry; heartbeatMs?: number }) {
   const { executions, events, registry } = deps;
   const Status = ok(ExecutionView);
   const accepted = (e: Parameters<typeof executionView>[0]) => ({ success: true as const, message: "Execution queued", data: { id: e.id, status: e.status, workflow_id: e.workflowId, version_id: e.versionId } });

@@ -16,7 +16,7 @@ export const workspaceView = (w: WorkspaceRow) => ({
   updated_at: w.updatedAt.toISOString(),
 });
 
-export function workspaceRoutes(auth: AuthPlugin, workspaces: WorkspacesService) {
+export function workspaceRoutes({ auth, workspaces }: { auth: AuthPlugin; workspaces: WorkspacesService }) {
   // A workspace read by id is the service's remembered row (frozen; a change replaces it), so its
   // view is made once per row instead of on every request (two dates formatted, then checked).
   const views = new WeakMap<WorkspaceRow, ReturnType<typeof workspaceView>>();
