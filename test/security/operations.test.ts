@@ -1,11 +1,12 @@
-// What Hearth shows and leaves on disk: /health tells strangers only ok/loading/unavailable, and
-// every file Hearth writes (database, WAL, shm, lock, backups) is readable by its user only.
+// What Hearth shows and leaves on disk: /health tells strangers only ok/loading/unavailable, only
+// super admins take backups and only owners and admins read a security trail, and every file Hearth
+// writes (database, WAL, shm, lock, backups) is readable by its user only.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
+import { createHarness, defaultWorkspaceId, secondTenant, type Harness } from "../support/harness";
 import { ensureDataDir, lockDataDir, openStorage } from "../../src/platform/db/database";
 
 let h: Harness | undefined;
@@ -91,6 +92,28 @@ describe("/health and a model server that hangs", () => {
       hung.stop(true);
     }
   }, 15_000);
+});
+
+describe("who may run operations", () => {
+  test("only super admins take backups; only an organization's owners and admins read its security trail", async () => {
+    h = await createHarness();
+    const admin = await h.login();
+    const other = await secondTenant(h, admin); // owner of another organization, not a super admin
+    const backup = await h.call("POST", "/api/admin/backup", { token: other.jwt });
+    expect(backup.status).toBe(403);
+    expect(backup.body).toMatchObject({ success: false, error: "Forbidden", message: "Only super admins may take backups" });
+    expect(existsSync(join(h.dataDir, "backups"))).toBe(false);
+
+    await h.call("POST", `/api/organizations/${other.orgId}/users`, { token: other.jwt, body: { email: "member@other.test", password: "member-password", role: "member" } });
+    const member = await h.login("member@other.test", "member-password");
+    const trail = await h.call("GET", `/api/organizations/${other.orgId}/activity`, { token: member });
+    expect(trail.status).toBe(403);
+    expect(trail.body.message).toBe("Only owners and admins may read the security trail");
+    // The owner reads it, with the org id in any case; another organization's trail does not exist for them.
+    expect((await h.call("GET", `/api/organizations/${other.orgId.toUpperCase()}/activity`, { token: other.jwt })).status).toBe(200);
+    const me = await h.call("GET", "/api/auth/me", { token: admin });
+    expect((await h.call("GET", `/api/organizations/${me.body.data.user.organization_id}/activity`, { token: other.jwt })).status).toBe(404);
+  });
 });
 
 describe("file modes", () => {

@@ -2,11 +2,10 @@
 import { Elysia, t } from "elysia";
 import { signSession, type AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
-import { forbidden, notFound, unauthorized } from "../../platform/errors";
+import { unauthorized } from "../../platform/errors";
 import { requestMeta } from "../../platform/http/request-meta";
 import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
 import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
-import { isOrgAdmin } from "../../platform/auth/principal";
 import type { ActivityRow, ActivityService } from "../activity/service";
 import { ActivityEntry, ActivityQuery, CreateOrganizationBody, CreateUserBody, LoginBody, Me, Organization, Session, User } from "./model";
 import type { AccountsService, UserRow } from "./service";
@@ -114,10 +113,7 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
     .get(
       "/api/organizations/:id/activity",
       ({ principal, params, query }) => {
-        const id = params.id.toLowerCase();
-        if (principal.kind !== "user" || (principal.organizationId !== id && !principal.isSuperAdmin)) throw notFound("Organization");
-        if (!accounts.organizationExists(id)) throw notFound("Organization");
-        if (!isOrgAdmin(principal)) throw forbidden("Only owners and admins may read the security trail");
+        const id = accounts.trailOf(principal, params.id);
         return { success: true as const, data: activity.list(id, query.action, query.limit ?? 100).map(activityView) };
       },
       {

@@ -78,6 +78,18 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
     organizationExists: (id: string) =>
       db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, id.toLowerCase())).get() !== undefined,
 
+    /**
+     * The organization (its id, lower case) whose security trail `principal` may read: its owners
+     * and admins, and super admins. Another organization's trail is not found, not forbidden.
+     */
+    trailOf(principal: Principal, organizationId: string): string {
+      const id = organizationId.toLowerCase();
+      if (principal.kind !== "user" || (principal.organizationId !== id && !principal.isSuperAdmin)) throw notFound("Organization");
+      if (!this.organizationExists(id)) throw notFound("Organization");
+      if (!isOrgAdmin(principal)) throw forbidden("Only owners and admins may read the security trail");
+      return id;
+    },
+
     organizationOfEmail: (email: string): string | null =>
       db.select({ organizationId: users.organizationId }).from(users).where(eq(users.email, email.trim().toLowerCase())).get()?.organizationId ?? null,
 

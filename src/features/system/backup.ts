@@ -1,8 +1,10 @@
 // A consistent copy of the live database (VACUUM INTO), checked before it is called done.
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { invalid } from "../../platform/errors";
+import { dirname, join, resolve } from "node:path";
+import { forbidden, invalid } from "../../platform/errors";
+import type { Clock } from "../../platform/clock";
+import type { Principal } from "../../platform/auth/principal";
 import { privateFile } from "../../platform/db/database";
 
 export interface BackupResult {
@@ -37,4 +39,11 @@ export function backupDatabase(sqlite: Database, target: string, loadExtension?:
   }
   renameSync(partial, file);
   return { file, bytes: statSync(file).size, integrity: "ok" };
+}
+
+/** A super admin's backup (POST /api/admin/backup): into <data dir>/backups/, named by when it was taken. */
+export function adminBackup(principal: Principal, d: { dataDir: string; clock: Clock; backup: (file: string) => BackupResult }): BackupResult {
+  if (principal.kind !== "user" || !principal.isSuperAdmin) throw forbidden("Only super admins may take backups");
+  const stamp = new Date(d.clock.now()).toISOString().replace(/[:.]/g, "-");
+  return d.backup(join(d.dataDir, "backups", `hearth-${stamp}.db`));
 }

@@ -1,13 +1,11 @@
 // Operational endpoints: /health and the super-admin backup.
 import { Elysia, t, type Static } from "elysia";
-import { join } from "node:path";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
-import { forbidden } from "../../platform/errors";
 import { errors, ok, Int } from "../../platform/http/schemas";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { CheckState } from "../../platform/parts";
-import type { BackupResult } from "./backup";
+import { adminBackup, type BackupResult } from "./backup";
 
 const statusesOnly = (checks: Record<string, CheckState>) => Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }]));
 
@@ -50,11 +48,8 @@ export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promi
     .post(
       "/api/admin/backup",
       ({ principal, set }) => {
-        if (principal.kind !== "user" || !principal.isSuperAdmin) throw forbidden("Only super admins may take backups");
-        const stamp = new Date(deps.clock.now()).toISOString().replace(/[:.]/g, "-");
-        const result = deps.backup(join(deps.dataDir, "backups", `hearth-${stamp}.db`));
         set.status = 201;
-        return { success: true as const, message: "Backup written and checked", data: result };
+        return { success: true as const, message: "Backup written and checked", data: adminBackup(principal, deps) };
       },
       {
         auth: "jwt",
