@@ -4,7 +4,8 @@
 //   a route calls its feature's service, never a table or the query builder;
 //   only the HTTP layer builds Elysia apps (services and the rest take schemas and types at most);
 //   the console is browser code: it imports nothing of the server;
-//   every feature's routes come from one factory shape, xRoutes({ auth, ...deps }).
+//   every feature's routes come from one factory shape, xRoutes({ auth, ...deps }), and take their
+//   schemas from the feature's model.ts.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -105,6 +106,22 @@ describe("architecture", () => {
       }
     }
     expect(odd).toEqual([]);
+  });
+
+  test("a route file defines no schema of its own: they live in its feature's model.ts", () => {
+    const defined: string[] = [];
+    for (const file of sourceFiles(join(SRC, "features")).filter((f) => isRoute(relative(ROOT, f)))) {
+      const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+      for (const node of sf.statements) {
+        if (!ts.isVariableStatement(node)) continue;
+        for (const d of node.declarationList.declarations) {
+          const init = d.initializer;
+          const builder = init && ts.isCallExpression(init) && ts.isPropertyAccessExpression(init.expression) && ts.isIdentifier(init.expression.expression) && init.expression.expression.text === "t";
+          if (builder) defined.push(`${relative(ROOT, file)}: ${d.name.getText(sf)}`);
+        }
+      }
+    }
+    expect(defined).toEqual([]);
   });
 
   test("the console imports nothing of the server (it is shipped to browsers)", () => {

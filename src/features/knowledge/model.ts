@@ -61,3 +61,45 @@ export const StorageQuery = t.Object({
   pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
 });
+
+// The search and embedding-state endpoints (search-routes.ts).
+export const SearchBody = t.Object(
+  {
+    query: t.String({ minLength: 1, maxLength: 4000 }),
+    product_id: t.Optional(Uuid),
+    knowledge_base_ids: t.Optional(t.Array(Uuid, { minItems: 1, maxItems: 50 })),
+    top_k: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 5 })),
+    mode: t.Optional(t.UnionEnum(["vector", "hybrid", "keyword"], { description: 'Default "vector"; chat and MCP use "hybrid"' })),
+    min_score: t.Optional(t.Number({ minimum: -1, maximum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const SearchResult = t.Object({
+  chunk_id: Int(),
+  file_id: Uuid,
+  file_name: t.String(),
+  knowledge_base_id: Uuid,
+  text: t.String(),
+  page: t.Optional(Int()),
+  headings: t.Array(t.String()),
+  score: t.Number(),
+});
+
+export const Scope = t.Object({ knowledge_base_id: t.Optional(Uuid), file_id: t.Optional(Uuid) }, { additionalProperties: false });
+
+export const EmbeddingState = t.Object({
+  model: t.String(),
+  embedder: t.UnionEnum(["loading", "ok", "unavailable"]),
+  reason: t.Optional(t.String()),
+  files: t.Array(
+    t.Object({
+      file_id: Uuid,
+      name: t.String(),
+      status: t.String(),
+      chunk_count: Int(),
+      embedding_model: t.Nullable(t.String()),
+      embedded: t.Boolean(),
+    }),
+  ),
+});

@@ -1,52 +1,12 @@
 // /api/knowledge-base/embeddings: search (POST), embedding state (GET), re-embed (PUT), drop (DELETE).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { Uuid, errors, ok, Int } from "../../platform/http/schemas";
+import { errors, ok, Int } from "../../platform/http/schemas";
+import { EmbeddingState, Scope, SearchBody, SearchResult } from "./model";
 import type { KnowledgeEmbedder } from "./embedder";
 import type { KnowledgeSearch } from "./search";
 import type { KnowledgeService } from "./service";
 import type { VectorStore } from "./vector-store";
-
-const SearchBody = t.Object(
-  {
-    query: t.String({ minLength: 1, maxLength: 4000 }),
-    product_id: t.Optional(Uuid),
-    knowledge_base_ids: t.Optional(t.Array(Uuid, { minItems: 1, maxItems: 50 })),
-    top_k: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 5 })),
-    mode: t.Optional(t.UnionEnum(["vector", "hybrid", "keyword"], { description: 'Default "vector"; chat and MCP use "hybrid"' })),
-    min_score: t.Optional(t.Number({ minimum: -1, maximum: 1 })),
-  },
-  { additionalProperties: false },
-);
-
-const SearchResult = t.Object({
-  chunk_id: Int(),
-  file_id: Uuid,
-  file_name: t.String(),
-  knowledge_base_id: Uuid,
-  text: t.String(),
-  page: t.Optional(Int()),
-  headings: t.Array(t.String()),
-  score: t.Number(),
-});
-
-const Scope = t.Object({ knowledge_base_id: t.Optional(Uuid), file_id: t.Optional(Uuid) }, { additionalProperties: false });
-
-const EmbeddingState = t.Object({
-  model: t.String(),
-  embedder: t.UnionEnum(["loading", "ok", "unavailable"]),
-  reason: t.Optional(t.String()),
-  files: t.Array(
-    t.Object({
-      file_id: Uuid,
-      name: t.String(),
-      status: t.String(),
-      chunk_count: Int(),
-      embedding_model: t.Nullable(t.String()),
-      embedded: t.Boolean(),
-    }),
-  ),
-});
 
 export function searchRoutes({ auth, ...deps }: { auth: AuthPlugin; search: KnowledgeSearch; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore }) {
   const { search, knowledge, embedder, vectors } = deps;

@@ -6,12 +6,9 @@ import { errors, ok, Int } from "../../platform/http/schemas";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { CheckState } from "../../platform/parts";
 import { adminBackup, type BackupResult } from "./backup";
+import { Checks } from "./model";
 
 const statusesOnly = (checks: Record<string, CheckState>) => Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }]));
-
-const Check = t.Object({ status: t.UnionEnum(["ok", "loading", "unavailable"]), detail: t.Optional(t.String()), reason: t.Optional(t.String()) });
-// The checks DESIGN.md names are always there; a part added later reports its own next to them.
-const Checks = t.Object({ database: Check, vectors: Check, embedder: Check, transcriber: Check, llm: Check }, { additionalProperties: Check });
 
 export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => BackupResult }) {
   return new Elysia()
