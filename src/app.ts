@@ -55,7 +55,7 @@ export function createApp(s: Services) {
     .use(accountRoutes({ auth, accounts: s.accounts, activity: s.activity, clock: s.clock }))
     .use(workspaceRoutes({ auth, workspaces: s.workspaces }))
     .use(tokenRoutes({ auth, tokens: s.tokens }))
-    .use(searchRoutes({ auth, search: s.search, knowledge: s.knowledge, embedder: s.embedder, vectors: s.vectors }))
+    .use(searchRoutes({ auth, search: s.search, embeddings: s.embeddings }))
     .use(knowledgeRoutes({ auth, knowledge: s.knowledge }))
     .use(assistantRoutes({ auth, assistant: s.assistant, chats: s.chats, log: s.log }))
     .use(transcriptionRoutes({ auth, transcriber: s.transcriber }))

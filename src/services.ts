@@ -20,6 +20,7 @@ import { createKnowledgeEmbedder } from "./features/knowledge/embedder";
 import { createVectorStore } from "./features/knowledge/vector-store";
 import { createKeywordStore } from "./features/knowledge/keyword-store";
 import { createKnowledgeSearch } from "./features/knowledge/search";
+import { createEmbeddingsService } from "./features/knowledge/embeddings";
 import { createIngestion } from "./features/knowledge/ingest/pipeline";
 import { createContentStore } from "./features/knowledge/content";
 import { modelSpec } from "./platform/ml/models";
@@ -84,6 +85,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   jobs.register(INGEST_JOB, ingestion.ingest, fairIngestion);
   jobs.register(EMBED_JOB, ingestion.ingest, fairIngestion);
   const knowledge = createKnowledgeService({ db, clock, workspaces, jobs, content, sync, embedding: { model: config.embeddingModel, dim: embeddingSpec?.dim ?? 0 } });
+  const embeddings = createEmbeddingsService({ knowledge, embedder, vectors });
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, clock });
@@ -192,6 +194,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     embedder,
     vectors,
     search,
+    embeddings,
     ingestion,
     chats,
     llm,

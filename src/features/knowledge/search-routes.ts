@@ -3,13 +3,10 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { errors, ok, Int } from "../../platform/http/schemas";
 import { EmbeddingState, Scope, SearchBody, SearchResult } from "./model";
-import type { KnowledgeEmbedder } from "./embedder";
+import type { EmbeddingsService } from "./embeddings";
 import type { KnowledgeSearch } from "./search";
-import type { KnowledgeService } from "./service";
-import type { VectorStore } from "./vector-store";
 
-export function searchRoutes({ auth, ...deps }: { auth: AuthPlugin; search: KnowledgeSearch; knowledge: KnowledgeService; embedder: KnowledgeEmbedder; vectors: VectorStore }) {
-  const { search, knowledge, embedder, vectors } = deps;
+export function searchRoutes({ auth, search, embeddings }: { auth: AuthPlugin; search: KnowledgeSearch; embeddings: EmbeddingsService }) {
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Knowledge base"] } })
@@ -49,21 +46,20 @@ export function searchRoutes({ auth, ...deps }: { auth: AuthPlugin; search: Know
     .get(
       "/api/knowledge-base/embeddings",
       async ({ principal, query }) => {
-        const files = knowledge.filesInScope(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
-        const state = await embedder.status();
+        const s = await embeddings.state(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
         return {
           success: true as const,
           data: {
-            model: embedder.model,
-            embedder: state.state,
-            ...(state.reason ? { reason: state.reason } : {}),
-            files: files.map((f) => ({
-              file_id: f.id,
-              name: f.name,
-              status: f.status,
-              chunk_count: f.chunkCount,
-              embedding_model: f.embeddingModel,
-              embedded: f.embeddingModel === embedder.model,
+            model: s.model,
+            embedder: s.state,
+            ...(s.reason ? { reason: s.reason } : {}),
+            files: s.files.map(({ file, embedded }) => ({
+              file_id: file.id,
+              name: file.name,
+              status: file.status,
+              chunk_count: file.chunkCount,
+              embedding_model: file.embeddingModel,
+              embedded,
             })),
           },
         };
@@ -73,18 +69,17 @@ export function searchRoutes({ auth, ...deps }: { auth: AuthPlugin; search: Know
     .put(
       "/api/knowledge-base/embeddings",
       ({ principal, body, set }) => {
-        const queued = knowledge.reembed(knowledge.filesInScope(principal, { fileId: body.file_id, knowledgeBaseId: body.knowledge_base_id }));
+        const queued = embeddings.reembed(principal, { fileId: body.file_id, knowledgeBaseId: body.knowledge_base_id });
         set.status = 202;
-        return { success: true as const, message: `Re-embedding ${queued} file(s) with ${embedder.model}`, data: { queued } };
+        return { success: true as const, message: `Re-embedding ${queued} file(s) with ${embeddings.model()}`, data: { queued } };
       },
       { auth: "any:strict", body: Scope, parse: "json", response: { 202: ok(t.Object({ queued: Int() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Re-embed a file or a knowledge base" } },
     )
     .delete(
       "/api/knowledge-base/embeddings",
       ({ principal, query }) => {
-        const files = knowledge.filesInScope(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
-        knowledge.dropEmbeddings(files, (ids) => vectors.remove(ids));
-        return { success: true as const, message: "Vectors dropped; keyword search still works", data: { files: files.length } };
+        const files = embeddings.drop(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
+        return { success: true as const, message: "Vectors dropped; keyword search still works", data: { files } };
       },
       { auth: "any", query: Scope, response: { 200: ok(t.Object({ files: Int() })), ...errors(400, 401, 404, 429) }, detail: { summary: "Drop the vectors of a file or a knowledge base" } },
     );
