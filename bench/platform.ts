@@ -2,7 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildRequest, measureConcurrentInTurns, measureSequential, measureSequentialInTurns, type ConcurrentResult, type SequentialResult, type Target } from "./lib/http-client";
-import { baseEnv, measureColdStart, readRssMb, startServer, type RunningServer, type ServerSpec } from "./lib/servers";
+import { baseEnv, measureColdStart, readMainThreadCpuNs, readRssMb, startServer, type RunningServer, type ServerSpec } from "./lib/servers";
 import { median, min } from "./lib/stats";
 import { measurement, type Measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
 import { prepareTargets } from "./lib/targets";
@@ -142,6 +142,7 @@ async function run(ctx: SuiteContext) {
       host: server.host,
       port: server.port,
       request: buildRequest(server.host, server.port, path, headers),
+      cpuNs: () => readMainThreadCpuNs(server.pid),
     });
     const token = { "X-API-Token": session.apiToken };
     const hValidate = target(hearth, VALIDATE, token);
@@ -161,6 +162,17 @@ async function run(ctx: SuiteContext) {
     const [seqBare, seqValidate, seqProduct] = (await measureSequentialInTurns([bareTarget, hValidate, hProduct], SEQUENTIAL)) as [SequentialResult, SequentialResult, SequentialResult];
     inputs.push(...latencyRows(`GET ${VALIDATE}`, seqValidate, seqBare));
     inputs.push(...latencyRows("GET /api/products/:id (API token)", seqProduct, seqBare));
+    // Context, no goal: what each server's main thread spent per request in the same slices: the cost
+    // of a request to the server, where the round trip is mostly the VM waking a vCPU (bench/README.md).
+    const cpuRow = (label: string, r: SequentialResult): MeasurementInput => ({
+      name: `${label}, server main-thread CPU per request`,
+      unit: "µs",
+      value: r.cpuUsPerRequest ?? Number.NaN,
+      baseline: seqBare.cpuUsPerRequest,
+      baselineName: "bare Bun.serve",
+      missing: r.cpuUsPerRequest === undefined,
+    });
+    inputs.push(cpuRow(`GET ${VALIDATE}`, seqValidate), cpuRow("GET /api/products/:id (API token)", seqProduct));
     // Context rows, no goal: the same stack without authentication, and with a session JWT (no token audit row).
     const seqHealth = await measureSequential(hHealth, CONTEXT_SEQUENTIAL);
     const seqJwt = await measureSequential(hProductJwt, CONTEXT_SEQUENTIAL);

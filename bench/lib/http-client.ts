@@ -115,6 +115,8 @@ export interface Target {
   host: string;
   port: number;
   request: Buffer;
+  /** The server's main-thread CPU time in ns (readMainThreadCpuNs), read around each timed loop when given. */
+  cpuNs?: () => number;
 }
 
 async function expectOk(conn: HttpConnection, req: Buffer): Promise<HttpResponse> {
@@ -135,28 +137,34 @@ export interface SequentialOptions {
 export interface SequentialResult extends LatencySummary {
   /** Response body size of the last response, to show both servers send similar payloads. */
   bodyBytes: number;
+  /** The server's main-thread CPU per request over the timed requests (µs), when the target can tell. */
+  cpuUsPerRequest?: number;
 }
 
 /** Sequential requests on one keep-alive connection; latencies in microseconds. */
 export async function measureSequential(t: Target, o: SequentialOptions): Promise<SequentialResult> {
-  const { samples, bodyBytes } = await sequentialSamples(t, o, o.count, o.maxMs);
-  return { ...summarize(samples), bodyBytes };
+  const { samples, bodyBytes, cpuNs } = await sequentialSamples(t, o, o.count, o.maxMs);
+  return { ...summarize(samples), bodyBytes, ...cpuPerRequest(cpuNs, samples.length) };
 }
 
-async function sequentialSamples(t: Target, o: SequentialOptions, count: number, maxMs: number): Promise<{ samples: number[]; bodyBytes: number }> {
+const cpuPerRequest = (cpuNs: number, requests: number) => (Number.isFinite(cpuNs) && requests > 0 ? { cpuUsPerRequest: cpuNs / 1000 / requests } : {});
+
+async function sequentialSamples(t: Target, o: SequentialOptions, count: number, maxMs: number): Promise<{ samples: number[]; bodyBytes: number; cpuNs: number }> {
   const conn = await HttpConnection.open(t.host, t.port);
   try {
     let last = await expectOk(conn, t.request);
     const warmEnd = performance.now() + (o.warmupMaxMs ?? Number.POSITIVE_INFINITY);
     for (let i = 1; i < o.warmup && performance.now() < warmEnd; i++) await expectOk(conn, t.request);
     const samples: number[] = [];
+    const cpu0 = t.cpuNs?.() ?? Number.NaN;
     const deadline = performance.now() + maxMs;
     for (let i = 0; i < count && performance.now() < deadline; i++) {
       const t0 = Bun.nanoseconds();
       last = await expectOk(conn, t.request);
       samples.push((Bun.nanoseconds() - t0) / 1000);
     }
-    return { samples, bodyBytes: last.body.length };
+    const cpuNs = (t.cpuNs?.() ?? Number.NaN) - cpu0;
+    return { samples, bodyBytes: last.body.length, cpuNs };
   } finally {
     conn.close();
   }
@@ -219,7 +227,10 @@ export async function measureSequentialInTurns(targets: Target[], o: SequentialO
   const slices = await inTurns(o.rounds, targets.length, (k, round) =>
     sequentialSamples(targets[k]!, round === 0 ? o : { ...o, warmup: Math.min(o.warmup, 200) }, Math.ceil(o.count / o.rounds), o.maxMs / o.rounds),
   );
-  return slices.map((s) => ({ ...summarize(s.flatMap((x) => x.samples)), bodyBytes: s.at(-1)!.bodyBytes }));
+  return slices.map((s) => {
+    const samples = s.flatMap((x) => x.samples);
+    return { ...summarize(samples), bodyBytes: s.at(-1)!.bodyBytes, ...cpuPerRequest(s.reduce((sum, x) => sum + x.cpuNs, 0), samples.length) };
+  });
 }
 
 /** Requests/s of each target with `concurrency` in flight, in turns (see inTurns): the median of its slices. */

@@ -148,3 +148,15 @@ export function readRssMb(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * CPU time (ns) the process's main thread has run, from /proc/<pid>/task/<pid>/schedstat (NaN where
+ * there is none). The thread that serves requests in both Hearth and a bare Bun server.
+ */
+export function readMainThreadCpuNs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
