@@ -41,6 +41,7 @@ import { createMcpFeature } from "./features/mcp/feature";
 import { createCommunicatorFeature, createIntegrationsFeature } from "./features/integrations/feature";
 import { integrationManagementTools } from "./features/mcp/integration-tools";
 import { createSecretBox, loadSecretKey } from "./platform/secrets";
+import { createSettings } from "./platform/settings/settings";
 import { ConfigError } from "./platform/config";
 import pkg from "../package.json";
 
@@ -55,6 +56,7 @@ export interface ServiceOptions {
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
+  const settings = createSettings({ db, clock });
   const accounts = createAccountsService({ db, clock });
   const workspaces = createWorkspacesService({ db, clock });
   const activity = createActivityService({ db, clock });
@@ -113,7 +115,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const box = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
   // A marker sealed under the first key: another key would leave every credential undecryptable, so it stops the start.
   try {
-    box.open(accounts.ensureSetting("secret_key_check", box.seal("hearth")));
+    box.open(settings.ensure("secret_key_check", box.seal("hearth")));
   } catch {
     throw new ConfigError("HEARTH_SECRET_KEY (or <data dir>/secret.key) is not the key this database's integration credentials were sealed with; restore the original key");
   }
@@ -127,7 +129,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     email: config.adminEmail,
     password: config.adminPassword,
   });
-  const jwtSecret = config.jwtSecret ?? accounts.ensureSetting("jwt_secret", Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64url"));
+  const jwtSecret = config.jwtSecret ?? settings.ensure("jwt_secret", Buffer.from(crypto.getRandomValues(new Uint8Array(48))).toString("base64url"));
 
   const authenticator: Authenticator = {
     checkToken: (raw) => tokens.check(raw),

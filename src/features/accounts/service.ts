@@ -5,7 +5,7 @@ import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, notFound } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal, type UserPrincipal, type UserRole } from "../../platform/auth/principal";
-import { organizations, settings, users } from "./table";
+import { organizations, users } from "./table";
 
 export type UserRow = typeof users.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -140,14 +140,6 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
       const total = db.select({ n: count() }).from(users).where(where).get()?.n ?? 0;
       const rows = db.select().from(users).where(where).orderBy(users.createdAt, users.id).limit(w.pageSize).offset(w.offset).all();
       return { rows, total };
-    },
-
-    getSetting: (key: string) => db.select().from(settings).where(eq(settings.key, key)).get()?.value,
-
-    /** Stores `value` under `key` unless one is already there; returns the stored value. */
-    ensureSetting(key: string, value: string): string {
-      db.insert(settings).values({ key, value, updatedAt: new Date(clock.now()) }).onConflictDoNothing().run();
-      return db.select().from(settings).where(eq(settings.key, key)).get()!.value;
     },
   };
 }

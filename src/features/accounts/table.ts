@@ -1,5 +1,4 @@
 // Tables of organizations and their users.
-import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const organizations = sqliteTable("organizations", {
@@ -25,10 +24,3 @@ export const users = sqliteTable(
   },
   (t) => [index("users_organization_idx").on(t.organizationId)],
 );
-
-/** Small key/value settings Hearth keeps in its own database (the generated JWT secret). */
-export const settings = sqliteTable("settings", {
-  key: text("key").primaryKey(),
-  value: text("value").notNull(),
-  updatedAt: integer("updated_at", { mode: "timestamp_ms" }).notNull().default(sql`(unixepoch() * 1000)`),
-});

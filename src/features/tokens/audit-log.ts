@@ -10,7 +10,7 @@ import { pragmaStatements, type Db } from "../../platform/db/database";
 import { createWriteBehind } from "../../platform/db/write-behind";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
-import { settings } from "../accounts/table";
+import { settings } from "../../platform/settings/table";
 import { apiTokenAuditLogs } from "./table";
 
 export type AuditAction = (typeof apiTokenAuditLogs.$inferInsert)["action"];
