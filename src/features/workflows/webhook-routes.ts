@@ -2,16 +2,17 @@
 // when the trigger has a secret) is the credential. Unknown paths, the per-path rate limit and
 // non-JSON bodies are answered before the body is read.
 import { Elysia, t } from "elysia";
-import { invalid, notFound, tooManyRequests } from "../../platform/errors";
+import { invalid, notFound } from "../../platform/errors";
 import { errors } from "../../platform/http/schemas";
 import { requestMeta } from "../../platform/http/request-meta";
 import { readPending } from "../../platform/http/body";
-import { rateLimitHeaders, setRateLimitHeaders, type RateLimiter } from "../../platform/rate-limit";
+import { chargeRequest, type LimitDecision, type RateLimiter } from "../../platform/rate-limit";
 import type { TriggerRow } from "./triggers";
 import { WebhookAnswer, WebhookParams } from "./trigger-model";
 import type { Webhooks } from "./webhooks";
 
 const PREFIX = "/api/webhook/";
+const tooManyDeliveries = (d: LimitDecision) => `Too many deliveries to this webhook; retry in ${d.reset} s`;
 
 export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }) {
   const { webhooks, limiter } = deps;
@@ -24,9 +25,7 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
       const path = meta.path.slice(PREFIX.length);
       const trigger = webhooks.find(path);
       // Known paths share one budget whoever sends; probes of unknown paths are budgeted per address.
-      const decision = limiter.hit(trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default");
-      setRateLimitHeaders(set.headers, decision);
-      if (!decision.allowed) throw tooManyRequests(`Too many deliveries to this webhook; retry in ${decision.reset} s`, rateLimitHeaders(decision));
+      chargeRequest(limiter, trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default", set.headers, tooManyDeliveries);
       if (!trigger) throw notFound("Webhook");
       const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
       if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");

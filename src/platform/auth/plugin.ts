@@ -10,8 +10,8 @@
 //                  reads the raw body (the MCP transport, where one HTTP request is not one call)
 import { Elysia } from "elysia";
 import { jwt } from "@elysiajs/jwt";
-import { AppError, forbidden, invalid, notFound, tooManyRequests, unauthorized } from "../errors";
-import { rateLimitHeaders, setRateLimitHeaders, type LimitClass, type RateLimiter } from "../rate-limit";
+import { AppError, forbidden, invalid, notFound, unauthorized } from "../errors";
+import { chargeRequest, type LimitClass, type LimitDecision, type RateLimiter } from "../rate-limit";
 import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
 import { PendingBody } from "../http/body";
 import type { Authenticator } from "./authenticator";
@@ -24,6 +24,7 @@ export const SESSION_SECONDS = 12 * 60 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const INVALID_TOKEN = "Invalid API token";
+const overBudget = (d: LimitDecision) => `Rate limit of ${d.limit} requests per minute exceeded; retry in ${d.reset} s`;
 
 type SessionJwt = { verify(t: string): Promise<false | { sub?: string; exp?: number }> };
 
@@ -48,13 +49,7 @@ function credentials(headers: Headers): { token?: string; session?: string } {
 export function authPlugin(deps: AuthDeps) {
   const { authenticator, limiter } = deps;
 
-  const limit = (key: string, cls: LimitClass, set: { headers: Record<string, unknown> }) => {
-    const decision = limiter.hit(key, cls);
-    setRateLimitHeaders(set.headers, decision);
-    if (!decision.allowed) {
-      throw tooManyRequests(`Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, rateLimitHeaders(decision));
-    }
-  };
+  const limit = (key: string, cls: LimitClass, set: { headers: Record<string, unknown> }) => chargeRequest(limiter, key, cls, set.headers, overBudget);
 
   const checkToken = (raw: string, meta: RequestMeta): TokenPrincipal => {
     const result = authenticator.checkToken(raw);
