@@ -20,8 +20,7 @@ const messageView = (m: ChatMessageRow) => ({
   created_at: m.createdAt.toISOString(),
 });
 
-export function assistantRoutes({ auth, ...deps }: { auth: AuthPlugin; assistant: Assistant; chats: ChatService; log: Logger; heartbeatMs?: number }) {
-  const { assistant, chats, log } = deps;
+export function assistantRoutes({ auth, assistant, chats, log, heartbeatMs }: { auth: AuthPlugin; assistant: Assistant; chats: ChatService; log: Logger; heartbeatMs?: number }) {
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Assistant"] } })
@@ -48,7 +47,7 @@ export function assistantRoutes({ auth, ...deps }: { auth: AuthPlugin; assistant
               { event: "done", data: {} },
             ];
           },
-          { heartbeatMs: deps.heartbeatMs },
+          { heartbeatMs },
         );
       },
       {

@@ -8,8 +8,8 @@ import { requestMeta } from "../../platform/http/request-meta";
 import { errors } from "../../platform/http/schemas";
 import type { McpGateway } from "./gateway";
 
-export function mcpRoutes({ auth, ...deps }: { auth: AuthPlugin; gateway: McpGateway; allowedHosts: string[] }) {
-  const allowed = new Set(deps.allowedHosts.map((h) => h.toLowerCase()));
+export function mcpRoutes({ auth, gateway, allowedHosts }: { auth: AuthPlugin; gateway: McpGateway; allowedHosts: string[] }) {
+  const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()));
   const handle = ({ request, principal }: { request: Request; principal: unknown }) => {
     const origin = request.headers.get("origin");
     if (origin) {
@@ -22,7 +22,7 @@ export function mcpRoutes({ auth, ...deps }: { auth: AuthPlugin; gateway: McpGat
       if (!allowed.has(host)) throw forbidden(`Requests from pages of ${origin} are refused; MCP clients send no Origin, or Hearth's own`);
     }
     const meta = requestMeta(request);
-    return deps.gateway.handle(request, principal as TokenPrincipal, { ip: meta.ip, userAgent: meta.userAgent });
+    return gateway.handle(request, principal as TokenPrincipal, { ip: meta.ip, userAgent: meta.userAgent });
   };
   const detail = {
     tags: ["MCP"],

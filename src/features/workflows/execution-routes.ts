@@ -53,8 +53,7 @@ async function* follow(events: EventLog, executionId: string, after: number, sig
   }
 }
 
-export function executionRoutes({ auth, ...deps }: { auth: AuthPlugin; executions: ExecutionsService; events: EventLog; registry: NodeRegistry; heartbeatMs?: number }) {
-  const { executions, events, registry } = deps;
+export function executionRoutes({ auth, executions, events, registry, heartbeatMs }: { auth: AuthPlugin; executions: ExecutionsService; events: EventLog; registry: NodeRegistry; heartbeatMs?: number }) {
   const Status = ok(ExecutionView);
   const accepted = (e: Parameters<typeof executionView>[0]) => ({ success: true as const, message: "Execution queued", data: { id: e.id, status: e.status, workflow_id: e.workflowId, version_id: e.versionId } });
 
@@ -97,7 +96,7 @@ export function executionRoutes({ auth, ...deps }: { auth: AuthPlugin; execution
         const e = executions.requireExecution(principal, params.id);
         const header = request.headers.get("last-event-id") ?? query.last_event_id;
         const after = Number.isInteger(Number(header)) && Number(header) > 0 ? Number(header) : 0;
-        return sseResponse(request, (signal) => follow(events, e.id, after, signal), () => [], { heartbeatMs: deps.heartbeatMs });
+        return sseResponse(request, (signal) => follow(events, e.id, after, signal), () => [], { heartbeatMs });
       },
       {
         auth: "any",

@@ -12,9 +12,7 @@ import type { VersionRow, WorkflowRow, WorkflowsService } from "./service";
 const versionSummary = (v: VersionRow) => ({ id: v.id, workflow_id: v.workflowId, version: v.version, created_at: v.createdAt.toISOString() });
 const versionView = (v: VersionRow) => ({ ...versionSummary(v), graph: v.graph });
 
-export function workflowRoutes({ auth, ...deps }: { auth: AuthPlugin; workflows: WorkflowsService; executions: ExecutionsService }) {
-  const { workflows, executions } = deps;
-
+export function workflowRoutes({ auth, workflows, executions }: { auth: AuthPlugin; workflows: WorkflowsService; executions: ExecutionsService }) {
   const view = (w: WorkflowRow, detail?: { versions: VersionRow[] }) => ({
     id: w.id,
     product_id: w.productId,

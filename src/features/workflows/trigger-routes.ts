@@ -10,8 +10,7 @@ import { ExecutionView } from "./model";
 import { ExecuteTriggerBody, RunTriggerBody, TriggerDetail, TriggersQuery, TriggerView, VersionParams } from "./trigger-model";
 import type { TriggerService } from "./trigger-service";
 
-export function triggerRoutes({ auth, ...deps }: { auth: AuthPlugin; triggers: TriggerService }) {
-  const { triggers } = deps;
+export function triggerRoutes({ auth, triggers }: { auth: AuthPlugin; triggers: TriggerService }) {
   const started = (e: ExecutionRow) => ({ success: true as const, message: "Execution queued", data: executionView(e) });
   const Started = { 202: ok(t.Omit(ExecutionView, ["nodes"])), ...errors(400, 401, 404, 409, 413, 422, 429) };
   const runDetail = "Runs a manual trigger of an active version → 202 with the execution (trigger type manual, id = the trigger id). A schedule or webhook trigger: 409.";
