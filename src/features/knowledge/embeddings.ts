@@ -2,7 +2,7 @@
 // them (keyword search keeps working). The routes of /api/knowledge-base/embeddings call these.
 import type { Principal } from "../../platform/auth/principal";
 import type { KnowledgeEmbedder } from "./embedder";
-import type { KnowledgeFileRow, KnowledgeService } from "./service";
+import type { KnowledgeService } from "./service";
 import type { VectorStore } from "./vector-store";
 
 /** One file, or every file of a knowledge base. */
@@ -18,7 +18,7 @@ export function createEmbeddingsService({ knowledge, embedder, vectors }: { know
         model: embedder.model,
         state: status.state,
         reason: status.reason,
-        files: files.map((file: KnowledgeFileRow) => ({ file, embedded: file.embeddingModel === embedder.model })),
+        files: files.map((file) => ({ file, embedded: file.embeddingModel === embedder.model })),
       };
     },
 

@@ -1,5 +1,5 @@
-// Hearth's own settings (settings table): read one, or store one the first time and read back
-// whichever value won (a secret generated at the first start stays the same ever after).
+// Hearth's own settings (settings table): a value stored the first time and read back whichever value
+// won (a secret generated at the first start stays the same ever after).
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
@@ -7,8 +7,6 @@ import { settings } from "./table";
 
 export function createSettings({ db, clock }: { db: Db; clock: Clock }) {
   return {
-    get: (key: string): string | undefined => db.select().from(settings).where(eq(settings.key, key)).get()?.value,
-
     /** Stores `value` under `key` unless one is already there; returns the stored value. */
     ensure(key: string, value: string): string {
       db.insert(settings).values({ key, value, updatedAt: new Date(clock.now()) }).onConflictDoNothing().run();
