@@ -32,10 +32,16 @@ function sourceFiles(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
-function importsOf(file: string): Import[] {
-  const text = readFileSync(file, "utf8");
-  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
-  const from = relative(ROOT, file);
+/** Every source file of src/, read and parsed once, by its path relative to the project root. */
+const parsed = new Map(
+  sourceFiles(SRC).map((file) => [
+    relative(ROOT, file),
+    ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false, file.endsWith(".tsx") ? ts.ScriptKind.TSX : ts.ScriptKind.TS),
+  ]),
+);
+
+function importsOf(from: string, sf: ts.SourceFile): Import[] {
+  const file = sf.fileName;
   const out: Import[] = [];
   const add = (specifier: string, names: string[], typeOnly: boolean) => {
     const target = specifier.startsWith(".") ? relative(ROOT, resolve(dirname(file), specifier)) : undefined;
@@ -59,7 +65,7 @@ function importsOf(file: string): Import[] {
   return out;
 }
 
-const imports = sourceFiles(SRC).flatMap(importsOf);
+const imports = [...parsed].flatMap(([from, sf]) => importsOf(from, sf));
 const under = (dir: string) => (path: string | undefined) => path !== undefined && (path + "/").startsWith(`src/${dir}/`);
 const inPlatform = under("platform");
 const inFeatures = under("features");
@@ -68,6 +74,7 @@ const isRoute = (path: string) => inFeatures(path) && /(^|\/|-)routes\.ts$/.test
 /** Where Elysia apps are built: the app, the feature routes and the platform's HTTP plumbing (auth, errors, explorer, console). */
 const isHttpLayer = (path: string) => path === "src/app.ts" || isRoute(path) || under("platform/http")(path) || path === "src/platform/auth/plugin.ts";
 const show = (found: Import[]) => found.map((i) => `${i.from} imports ${i.specifier}`);
+const routeFiles = [...parsed].filter(([path]) => isRoute(path));
 
 describe("architecture", () => {
   test("the rules see the imports (a sanity check of the scan itself)", () => {
@@ -95,14 +102,13 @@ describe("architecture", () => {
 
   test("every feature's routes come from one factory shape: xRoutes({ auth, ...deps })", () => {
     const odd: string[] = [];
-    for (const file of sourceFiles(join(SRC, "features")).filter((f) => isRoute(relative(ROOT, f)))) {
-      const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+    for (const [path, sf] of routeFiles) {
       for (const node of sf.statements) {
         if (!ts.isFunctionDeclaration(node) || !node.name?.text.endsWith("Routes")) continue;
         const exported = node.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
         const [only, ...more] = node.parameters;
         const oneObject = only !== undefined && more.length === 0 && (ts.isObjectBindingPattern(only.name) || (only.type !== undefined && ts.isTypeLiteralNode(only.type)));
-        if (exported && !oneObject) odd.push(`${relative(ROOT, file)}: ${node.name.text}`);
+        if (exported && !oneObject) odd.push(`${path}: ${node.name.text}`);
       }
     }
     expect(odd).toEqual([]);
@@ -110,14 +116,13 @@ describe("architecture", () => {
 
   test("a route file defines no schema of its own: they live in its feature's model.ts", () => {
     const defined: string[] = [];
-    for (const file of sourceFiles(join(SRC, "features")).filter((f) => isRoute(relative(ROOT, f)))) {
-      const sf = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+    for (const [path, sf] of routeFiles) {
       for (const node of sf.statements) {
         if (!ts.isVariableStatement(node)) continue;
         for (const d of node.declarationList.declarations) {
           const init = d.initializer;
           const builder = init && ts.isCallExpression(init) && ts.isPropertyAccessExpression(init.expression) && ts.isIdentifier(init.expression.expression) && init.expression.expression.text === "t";
-          if (builder) defined.push(`${relative(ROOT, file)}: ${d.name.getText(sf)}`);
+          if (builder) defined.push(`${path}: ${d.name.getText(sf)}`);
         }
       }
     }
