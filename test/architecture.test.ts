@@ -21,9 +21,8 @@ interface Import {
   specifier: string;
   /** The imported file relative to the project root, for a relative specifier. */
   target?: string;
-  /** The names a static import binds (empty for a side-effect, namespace or dynamic import). */
+  /** The names a static import binds, less those marked `type` one by one (empty for a side-effect, namespace or dynamic import). */
   names: string[];
-  typeOnly: boolean;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -43,9 +42,9 @@ const parsed = new Map(
 function importsOf(from: string, sf: ts.SourceFile): Import[] {
   const file = sf.fileName;
   const out: Import[] = [];
-  const add = (specifier: string, names: string[], typeOnly: boolean) => {
+  const add = (specifier: string, names: string[] = []) => {
     const target = specifier.startsWith(".") ? relative(ROOT, resolve(dirname(file), specifier)) : undefined;
-    out.push({ from, specifier, target, names, typeOnly });
+    out.push({ from, specifier, target, names });
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -53,11 +52,11 @@ function importsOf(from: string, sf: ts.SourceFile): Import[] {
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : [];
       const values = named.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text);
       if (clause?.name) values.push("default");
-      add(node.moduleSpecifier.text, values, !!clause?.isTypeOnly || (values.length === 0 && named.length > 0));
+      add(node.moduleSpecifier.text, values);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      add(node.moduleSpecifier.text, [], node.isTypeOnly);
+      add(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
-      add(node.arguments[0].text, [], false);
+      add(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);
   };
