@@ -30,6 +30,7 @@ const GOALS = {
 };
 
 const VALIDATE = "/api/api-token/auth/validate";
+const FLOOR = "floor: bare Bun.serve + the spec's request I/O";
 
 interface Session {
   jwt: string;
@@ -116,6 +117,9 @@ async function run(ctx: SuiteContext) {
     cwd: ctx.root,
   });
   const bareSpec: ServerSpec = { name: "bare", cmd: [...targets.bare, "0"], env: baseEnv({}), cwd: ctx.root };
+  // The floor (context rows): the bare server doing the request I/O the spec asks of a token request
+  // (headers read, client address asked, request id and rate-limit headers sent; see the fixture).
+  const floorSpec: ServerSpec = { name: "bare-io", cmd: [...targets.bare, "0", "--required-io"], env: baseEnv({}), cwd: ctx.root };
   const inputs: MeasurementInput[] = [];
   const existingDir = join(ctx.tmp, "existing");
 
@@ -135,8 +139,10 @@ async function run(ctx: SuiteContext) {
   ctx.log("starting Hearth and the bare server for RSS and latency");
   const hearth = await startServer(hearthSpec(existingDir));
   let bare: RunningServer | null = null;
+  let floor: RunningServer | null = null;
   try {
     bare = await startServer(bareSpec);
+    floor = await startServer(floorSpec);
     const session = await openSession(hearth, password);
     const target = (server: RunningServer, path: string, headers: Record<string, string> = {}): Target => ({
       host: server.host,
@@ -150,16 +156,17 @@ async function run(ctx: SuiteContext) {
     const hHealth = target(hearth, "/health");
     const hProductJwt = target(hearth, `/api/products/${session.productId}`, { Authorization: `Bearer ${session.jwt}` });
     const bareTarget = target(bare, VALIDATE);
+    const floorTarget = target(floor, VALIDATE, token);
 
     // "A few requests" after start (login, list, token creation above, plus these), then let both settle.
     for (const t of [hValidate, hProduct, hHealth]) await measureSequential(t, { warmup: 1, count: 3, maxMs: 1_000 });
-    await measureSequential(bareTarget, { warmup: 1, count: 3, maxMs: 1_000 });
+    for (const t of [bareTarget, floorTarget]) await measureSequential(t, { warmup: 1, count: 3, maxMs: 1_000 });
     await Bun.sleep(IDLE_SETTLE_MS);
     const idle = { hearth: readRssMb(hearth.pid), bare: readRssMb(bare.pid) };
     inputs.push({ name: "idle RSS after start + a few requests", unit: "MB", value: idle.hearth, baseline: idle.bare, baselineName: "bare Bun.serve idle", goal: { on: "value", kind: "max", limit: GOALS.idleRssMb }, missing: !onBinary, note: binaryNote });
 
-    ctx.log("sequential latency (bare, validate, product; then /health and product with a JWT for context)");
-    const [seqBare, seqValidate, seqProduct] = (await measureSequentialInTurns([bareTarget, hValidate, hProduct], SEQUENTIAL)) as [SequentialResult, SequentialResult, SequentialResult];
+    ctx.log("sequential latency (bare, validate, product, the floor; then /health and product with a JWT for context)");
+    const [seqBare, seqValidate, seqProduct, seqFloor] = (await measureSequentialInTurns([bareTarget, hValidate, hProduct, floorTarget], SEQUENTIAL)) as SequentialResult[] as [SequentialResult, SequentialResult, SequentialResult, SequentialResult];
     inputs.push(...latencyRows(`GET ${VALIDATE}`, seqValidate, seqBare));
     inputs.push(...latencyRows("GET /api/products/:id (API token)", seqProduct, seqBare));
     // Context, no goal: what each server's main thread spent per request in the same slices: the cost
@@ -173,16 +180,21 @@ async function run(ctx: SuiteContext) {
       missing: r.cpuUsPerRequest === undefined,
     });
     inputs.push(cpuRow(`GET ${VALIDATE}`, seqValidate), cpuRow("GET /api/products/:id (API token)", seqProduct));
+    inputs.push(
+      { name: `${FLOOR} p50`, unit: "µs", value: seqFloor.p50, baseline: seqBare.p50, baselineName: "bare Bun.serve", details: seqFloor },
+      cpuRow(FLOOR, seqFloor),
+    );
     // Context rows, no goal: the same stack without authentication, and with a session JWT (no token audit row).
     const seqHealth = await measureSequential(hHealth, CONTEXT_SEQUENTIAL);
     const seqJwt = await measureSequential(hProductJwt, CONTEXT_SEQUENTIAL);
     const context = (name: string, r: SequentialResult): MeasurementInput => ({ name, unit: "µs", value: r.p50, baseline: seqBare.p50, baselineName: "bare Bun.serve", details: r });
     inputs.push(context("GET /health (no auth) p50", seqHealth), context("GET /api/products/:id (session JWT) p50", seqJwt));
 
-    ctx.log(`throughput, ${CONCURRENCY} in flight (bare, validate, product)`);
-    const [cBare, cValidate, cProduct] = (await measureConcurrentInTurns([bareTarget, hValidate, hProduct], CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_SLICE_MS, CONCURRENT_ROUNDS)) as [ConcurrentResult, ConcurrentResult, ConcurrentResult];
+    ctx.log(`throughput, ${CONCURRENCY} in flight (bare, validate, product, the floor)`);
+    const [cBare, cValidate, cProduct, cFloor] = (await measureConcurrentInTurns([bareTarget, hValidate, hProduct, floorTarget], CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_SLICE_MS, CONCURRENT_ROUNDS)) as ConcurrentResult[] as [ConcurrentResult, ConcurrentResult, ConcurrentResult, ConcurrentResult];
     inputs.push(throughputRow(`GET ${VALIDATE}`, cValidate, cBare));
     inputs.push(throughputRow("GET /api/products/:id (API token)", cProduct, cBare));
+    inputs.push({ ...throughputRow(FLOOR, cFloor, cBare), goal: undefined });
 
     await Bun.sleep(IDLE_SETTLE_MS);
     inputs.push({ name: "RSS after the load above", unit: "MB", value: readRssMb(hearth.pid), baseline: readRssMb(bare.pid), baselineName: "bare Bun.serve after load" });
@@ -191,6 +203,7 @@ async function run(ctx: SuiteContext) {
       ...targets.notes,
       `Hearth: ${onBinary ? "dist/hearth (compiled)" : "bun src/main.ts"}; baseline: bench/fixtures/bare-server.ts (${targets.bareMode === "binary" ? "compiled the same way" : "from source"}); each in its own process`,
       `response bodies: validate ${seqValidate.bodyBytes} B, product ${seqProduct.bodyBytes} B, bare ${seqBare.bodyBytes} B; client: raw keep-alive HTTP/1.1 over loopback`,
+      `${FLOOR}: the bare server started with --required-io reads the credential, request id and user agent, asks the client's address and sends X-Request-Id and RateLimit-* (Bun's own cost of the spec's request I/O; no goal)`,
       `latency: ${SEQUENTIAL.warmup} warm-up requests (≤ ${SEQUENTIAL.warmupMaxMs / 1000} s) then up to ${SEQUENTIAL.count} sequential requests (≤ ${SEQUENTIAL.maxMs / 1000} s) on one connection, in ${SEQUENTIAL.rounds} slices taken in turns with the bare server's (pooled); throughput: ${CONCURRENCY} connections, ${CONCURRENT_ROUNDS} slices of ${CONCURRENT_SLICE_MS / 1000} s in turns, the median slice (${CONCURRENT_WARMUP_MS} ms warm-up first)`,
       `cold start: spawn → first 200 from /health, ${COLD_REPS} reps each, page cache warm; empty data dir includes migration, vec0.so extraction and hashing the owner's password`,
       `goals are issue 14's: p50 ≤ ${GOALS.latencyRatio}×, p99 ≤ ${GOALS.tailRatio}×, ≥ ${GOALS.throughputRatio}× requests/s, existing-data start ≤ ${GOALS.coldStartMs} ms, idle RSS ≤ ${GOALS.idleRssMb} MB`,
@@ -215,6 +228,7 @@ async function run(ctx: SuiteContext) {
   } finally {
     await hearth.stop();
     await bare?.stop();
+    await floor?.stop();
   }
 }
 
