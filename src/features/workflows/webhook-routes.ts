@@ -18,25 +18,12 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
   const { webhooks, limiter } = deps;
   const found = new WeakMap<Request, TriggerRow>();
 
-  return new Elysia()
-    .onRequest(({ request, set }) => {
-      const meta = requestMeta(request);
-      if (meta.method !== "POST" || !meta.path.startsWith(PREFIX)) return;
-      const path = meta.path.slice(PREFIX.length);
-      const trigger = webhooks.find(path);
-      // Known paths share one budget whoever sends; probes of unknown paths are budgeted per address.
-      chargeRequest(limiter, trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default", set.headers, tooManyDeliveries);
-      if (!trigger) throw notFound("Webhook");
-      const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
-      if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");
-      found.set(request, trigger);
-    })
-    .post(
-      "/api/webhook/:custom_path",
+  return new Elysia().post(
+    "/api/webhook/:custom_path",
       async ({ request, body }) => {
         const trigger = found.get(request);
         if (!trigger) throw notFound("Webhook");
-        // No `auth` option here: the checks above ran before the read; the body is read now.
+        // No `auth` option here: the transform's checks ran before the read; the body is read now.
         const payload = await readPending(body);
         webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
         const d = await webhooks.receive(trigger, payload as Record<string, unknown>, request.headers);
@@ -44,6 +31,19 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
         return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
       },
       {
+        // Before the body is read (parse only wraps it, app.ts): an unknown path is a 404, budgeted
+        // per client address; a known path pays its own budget, whoever sends; a body that is not
+        // JSON is a 400.
+        transform({ request, set }) {
+          const meta = requestMeta(request);
+          const path = meta.path.slice(PREFIX.length);
+          const trigger = webhooks.find(path);
+          chargeRequest(limiter, trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default", set.headers, tooManyDeliveries);
+          if (!trigger) throw notFound("Webhook");
+          const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+          if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");
+          found.set(request, trigger);
+        },
         params: WebhookParams,
         body: t.Record(t.String(), t.Unknown(), { description: "Any JSON object; the workflow's input is {body, headers (a safe subset), event}" }),
         response: { 200: WebhookAnswer, ...errors(400, 401, 404, 413, 429, 503) },
