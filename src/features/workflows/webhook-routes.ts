@@ -20,42 +20,42 @@ export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }
 
   return new Elysia().post(
     "/api/webhook/:custom_path",
-      async ({ request, body }) => {
-        const trigger = found.get(request);
+    async ({ request, body }) => {
+      const trigger = found.get(request);
+      if (!trigger) throw notFound("Webhook");
+      // No `auth` option here: the transform's checks ran before the read; the body is read now.
+      const payload = await readPending(body);
+      webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
+      const d = await webhooks.receive(trigger, payload as Record<string, unknown>, request.headers);
+      const message = d.status === "accepted" ? "Delivery accepted" : d.status === "ignored" ? "ignored" : "duplicate: this delivery was received before";
+      return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
+    },
+    {
+      // Before the body is read (parse only wraps it, app.ts): an unknown path is a 404, budgeted
+      // per client address; a known path pays its own budget, whoever sends; a body that is not
+      // JSON is a 400.
+      transform({ request, set }) {
+        const meta = requestMeta(request);
+        const path = meta.path.slice(PREFIX.length);
+        const trigger = webhooks.find(path);
+        chargeRequest(limiter, trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default", set.headers, tooManyDeliveries);
         if (!trigger) throw notFound("Webhook");
-        // No `auth` option here: the transform's checks ran before the read; the body is read now.
-        const payload = await readPending(body);
-        webhooks.verify(trigger, request.headers, requestMeta(request).rawBody ?? new Uint8Array());
-        const d = await webhooks.receive(trigger, payload as Record<string, unknown>, request.headers);
-        const message = d.status === "accepted" ? "Delivery accepted" : d.status === "ignored" ? "ignored" : "duplicate: this delivery was received before";
-        return { success: true as const, message, data: { delivery_id: d.deliveryId, execution_id: d.executionId } };
+        const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+        if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");
+        found.set(request, trigger);
       },
-      {
-        // Before the body is read (parse only wraps it, app.ts): an unknown path is a 404, budgeted
-        // per client address; a known path pays its own budget, whoever sends; a body that is not
-        // JSON is a 400.
-        transform({ request, set }) {
-          const meta = requestMeta(request);
-          const path = meta.path.slice(PREFIX.length);
-          const trigger = webhooks.find(path);
-          chargeRequest(limiter, trigger ? `path:${path}` : `miss:${meta.ip ?? "unknown"}`, "default", set.headers, tooManyDeliveries);
-          if (!trigger) throw notFound("Webhook");
-          const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
-          if (type !== "application/json" && !type.endsWith("+json")) throw invalid("A webhook delivery must be a JSON object sent with Content-Type: application/json");
-          found.set(request, trigger);
-        },
-        params: WebhookParams,
-        body: t.Record(t.String(), t.Unknown(), { description: "Any JSON object; the workflow's input is {body, headers (a safe subset), event}" }),
-        response: { 200: WebhookAnswer, ...errors(400, 401, 404, 413, 429, 503) },
-        detail: {
-          tags: ["Webhooks"],
-          summary: "Deliver an event to the workflow whose trigger.webhook node has this path",
-          description:
-            "Stored first, answered 200, run afterwards. With a secret on the trigger the delivery must be signed (Standard Webhooks or GitHub's X-Hub-Signature-256), else 401. " +
-            "A repeated webhook-id / X-GitHub-Delivery / Idempotency-Key answers with the first delivery and starts nothing; an event outside the trigger's `events` is answered `ignored`. " +
-            "Limited per path (HEARTH_WEBHOOK_RATE_LIMIT a minute).",
-          security: [],
-        },
+      params: WebhookParams,
+      body: t.Record(t.String(), t.Unknown(), { description: "Any JSON object; the workflow's input is {body, headers (a safe subset), event}" }),
+      response: { 200: WebhookAnswer, ...errors(400, 401, 404, 413, 429, 503) },
+      detail: {
+        tags: ["Webhooks"],
+        summary: "Deliver an event to the workflow whose trigger.webhook node has this path",
+        description:
+          "Stored first, answered 200, run afterwards. With a secret on the trigger the delivery must be signed (Standard Webhooks or GitHub's X-Hub-Signature-256), else 401. " +
+          "A repeated webhook-id / X-GitHub-Delivery / Idempotency-Key answers with the first delivery and starts nothing; an event outside the trigger's `events` is answered `ignored`. " +
+          "Limited per path (HEARTH_WEBHOOK_RATE_LIMIT a minute).",
+        security: [],
       },
-    );
+    },
+  );
 }
