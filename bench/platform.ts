@@ -31,6 +31,7 @@ const GOALS = {
 
 const VALIDATE = "/api/api-token/auth/validate";
 const FLOOR = "floor: bare Bun.serve + the spec's request I/O";
+const FLOOR_BASELINE = "bare Bun.serve (the floor's turns)";
 
 interface Session {
   jwt: string;
@@ -171,34 +172,31 @@ async function run(ctx: SuiteContext) {
     inputs.push(...latencyRows("GET /api/products/:id (API token)", seqProduct, seqBare));
     // Context, no goal: what each server's main thread spent per request in the same slices: the cost
     // of a request to the server, where the round trip is mostly the VM waking a vCPU (bench/README.md).
-    const cpuRow = (label: string, r: SequentialResult): MeasurementInput => ({
+    const cpuRow = (label: string, r: SequentialResult, bare = seqBare, baselineName = "bare Bun.serve"): MeasurementInput => ({
       name: `${label}, server main-thread CPU per request`,
       unit: "µs",
       value: r.cpuUsPerRequest ?? Number.NaN,
-      baseline: seqBare.cpuUsPerRequest,
-      baselineName: "bare Bun.serve",
+      baseline: bare.cpuUsPerRequest,
+      baselineName,
       missing: r.cpuUsPerRequest === undefined,
     });
     inputs.push(cpuRow(`GET ${VALIDATE}`, seqValidate), cpuRow("GET /api/products/:id (API token)", seqProduct));
     // Context rows, no goal: the same stack without authentication, and with a session JWT (no token audit row).
     const seqHealth = await measureSequential(hHealth, CONTEXT_SEQUENTIAL);
     const seqJwt = await measureSequential(hProductJwt, CONTEXT_SEQUENTIAL);
-    const context = (name: string, r: SequentialResult): MeasurementInput => ({ name, unit: "µs", value: r.p50, baseline: seqBare.p50, baselineName: "bare Bun.serve", details: r });
+    const context = (name: string, r: SequentialResult, bare = seqBare, baselineName = "bare Bun.serve"): MeasurementInput => ({ name, unit: "µs", value: r.p50, baseline: bare.p50, baselineName, details: r });
     inputs.push(context("GET /health (no auth) p50", seqHealth), context("GET /api/products/:id (session JWT) p50", seqJwt));
     // The floor in turns of its own with the bare server (its rows' baseline), after the goals' turns,
     // which it would otherwise lengthen.
     const [seqFloorBare, seqFloor] = (await measureSequentialInTurns([bareTarget, floorTarget], SEQUENTIAL)) as [SequentialResult, SequentialResult];
-    inputs.push(
-      { name: `${FLOOR} p50`, unit: "µs", value: seqFloor.p50, baseline: seqFloorBare.p50, baselineName: "bare Bun.serve (the floor's turns)", details: { floor: seqFloor, bare: seqFloorBare } },
-      { name: `${FLOOR}, server main-thread CPU per request`, unit: "µs", value: seqFloor.cpuUsPerRequest ?? Number.NaN, baseline: seqFloorBare.cpuUsPerRequest, baselineName: "bare Bun.serve (the floor's turns)", missing: seqFloor.cpuUsPerRequest === undefined },
-    );
+    inputs.push(context(`${FLOOR} p50`, seqFloor, seqFloorBare, FLOOR_BASELINE), cpuRow(FLOOR, seqFloor, seqFloorBare, FLOOR_BASELINE));
 
     ctx.log(`throughput, ${CONCURRENCY} in flight (bare, validate, product; then bare and the floor)`);
     const [cBare, cValidate, cProduct] = (await measureConcurrentInTurns([bareTarget, hValidate, hProduct], CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_SLICE_MS, CONCURRENT_ROUNDS)) as [ConcurrentResult, ConcurrentResult, ConcurrentResult];
     inputs.push(throughputRow(`GET ${VALIDATE}`, cValidate, cBare));
     inputs.push(throughputRow("GET /api/products/:id (API token)", cProduct, cBare));
     const [cFloorBare, cFloor] = (await measureConcurrentInTurns([bareTarget, floorTarget], CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_SLICE_MS, CONCURRENT_ROUNDS)) as [ConcurrentResult, ConcurrentResult];
-    inputs.push({ ...throughputRow(FLOOR, cFloor, cFloorBare), baselineName: "bare Bun.serve (the floor's turns)", goal: undefined });
+    inputs.push({ ...throughputRow(FLOOR, cFloor, cFloorBare), baselineName: FLOOR_BASELINE, goal: undefined });
 
     await Bun.sleep(IDLE_SETTLE_MS);
     inputs.push({ name: "RSS after the load above", unit: "MB", value: readRssMb(hearth.pid), baseline: readRssMb(bare.pid), baselineName: "bare Bun.serve after load" });
