@@ -29,6 +29,11 @@ export interface Storage {
  * Creates `path` readable and writable by Hearth's user only (0600), or tightens it if it exists:
  * the database holds password hashes, token hashes and the session signing secret.
  */
+export function privateFile(path: string): void {
+  closeSync(openSync(path, "a", 0o600));
+  chmodSync(path, 0o600);
+}
+
 /** The database as a part of Hearth (platform/parts.ts): /health asks it a query. */
 export function databasePart(sqlite: Database): Part {
   return {
@@ -40,11 +45,6 @@ export function databasePart(sqlite: Database): Part {
       },
     },
   };
-}
-
-export function privateFile(path: string): void {
-  closeSync(openSync(path, "a", 0o600));
-  chmodSync(path, 0o600);
 }
 
 /** Another Hearth already holds the data dir. */
