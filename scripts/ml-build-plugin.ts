@@ -1,6 +1,10 @@
 // Bun.build plugin that makes transformers.js run inside the compiled binary: sharp (image code,
 // unused by Hearth) is stubbed, and onnxruntime-node's native binding and libonnxruntime are
 // embedded and, at first use, extracted side by side into <data dir>/native/ and dlopen()ed.
+// The extraction runs in a child of the binary (`hearth __extract-native <dir>`, main.ts): read in
+// the server, the library's 46 MB stayed in its memory for good (the binary's pages it was read
+// from), and a copy of them on the heap until collected: the first transcription after an install
+// peaked at 570-620 MB where one on an extracted data dir peaked at 514-528 MB.
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -42,11 +46,20 @@ function extract(base) {
   } finally { rmSync(tmp, { recursive: true, force: true }); }
   return dir;
 }
+export { extract as extractNative };
+/** Extracts in a child of this binary when needed; whatever it leaves undone is extracted here after it. */
+function extractApart(base) {
+  if (complete(join(base, "onnxruntime-" + TAG))) return;
+  try {
+    Bun.spawnSync([process.execPath, "__extract-native", base], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: { PATH: process.env.PATH ?? "" }, timeout: 120000 });
+  } catch {}
+}
 export function loadOrtBinding() {
   const errors = [];
   const bases = [process.env.HEARTH_NATIVE_DIR, join(tmpdir(), "hearth-native-" + (process.getuid ? process.getuid() : "user"))].filter(Boolean);
   for (const base of bases) {
     try {
+      extractApart(base);
       const dir = extract(base);
       const m = { exports: {} };
       process.dlopen(m, join(dir, "onnxruntime_binding.node"));

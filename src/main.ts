@@ -1,7 +1,7 @@
 // Hearth's entry point and CLI: the only file that acts on start.
 //   config → storage (lock, migrate) → services → app → listen; graceful stop on SIGINT/SIGTERM.
 // The server's modules (the database's too) are imported when a command needs them, so `--help`
-// and the internal parser child (`__parse`, one per ingested file) start without loading them.
+// and the internal children (`__parse`, one per ingested file; `__extract-native`) start without loading them.
 import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
 import pkg from "../package.json";
 import { join } from "node:path";
@@ -111,6 +111,12 @@ async function main(argv: string[]) {
   if (command === "__parse") {
     startupDone();
     return (await import("./features/knowledge/ingest/isolate")).runParseChild(rest[0] ?? "");
+  }
+  // Internal: writes the ONNX Runtime's native files out of the binary (scripts/ml-build-plugin.ts),
+  // so that the server which asks for them never reads their bytes itself.
+  if (command === "__extract-native") {
+    if (!rest[0]) fail("__extract-native needs the directory to extract into");
+    return void (await import("hearth-ml-native")).extractNative(rest[0]);
   }
   if (command.startsWith("--")) return serve(loadConfig(process.env, argv));
   if (command === "serve") return serve(loadConfig(process.env, options));

@@ -11,3 +11,9 @@ declare module "swagger-ui-dist/*.js" {
   const path: string;
   export default path;
 }
+
+/** The ONNX Runtime loader that build.ts bundles into the binary (scripts/ml-build-plugin.ts); absent from source runs. */
+declare module "hearth-ml-native" {
+  /** Writes the embedded native files under `base` (once; a complete copy is kept) and returns their directory. */
+  export function extractNative(base: string): string;
+}
