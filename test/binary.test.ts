@@ -2,7 +2,7 @@
 // sqlite-vec from inside the binary, the offline explorer, login, backup, the instance lock, clean stop.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json";
@@ -352,6 +352,19 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
       } finally {
         copy.close();
       }
+    });
+
+    test("__extract-native (the child that writes ONNX Runtime out of the binary) writes both files whole", async () => {
+      const target = join(dir, "extract-test");
+      const r = await run(["__extract-native", target]);
+      expect(r.code).toBe(0);
+      const [extracted] = readdirSync(target);
+      expect(extracted).toStartWith("onnxruntime-");
+      const ortBin = join(ROOT, "node_modules/onnxruntime-node/bin", readdirSync(join(ROOT, "node_modules/onnxruntime-node/bin")).find((d) => d.startsWith("napi-v"))!, "linux/x64");
+      for (const name of ["libonnxruntime.so.1", "onnxruntime_binding.node"]) expect(statSync(join(target, extracted!, name)).size).toBe(statSync(join(ortBin, name)).size);
+      const missing = await run(["__extract-native"]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("needs the directory");
     });
 
     test("a second instance on the same data dir exits non-zero with one clear line", async () => {
