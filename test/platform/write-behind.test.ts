@@ -5,7 +5,8 @@ import { Database } from "bun:sqlite";
 import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createWriteBehind, type FoldThreadOptions } from "../../src/platform/db/write-behind";
+import { createWriteBehind } from "../../src/platform/db/write-behind";
+import type { FoldThreadOptions } from "../../src/platform/db/fold-thread";
 import { createLogger } from "../../src/platform/log";
 import { appliedMark, JOURNAL_SQL } from "../support/journal-fixture";
 
