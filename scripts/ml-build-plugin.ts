@@ -26,17 +26,27 @@ const tag = `${ortVersion}-${createHash("sha256").update(nativeFiles.map((f) => 
 
 // Runs inside the binary. HEARTH_NATIVE_DIR is set by main.ts to <data dir>/native.
 const loaderSource = String.raw`
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 ${nativeFiles.map((f, i) => `import f${i} from ${JSON.stringify(f.path)} with { type: "file" };`).join("\n")}
 const FILES = [${nativeFiles.map((f, i) => `[f${i}, ${JSON.stringify(f.name)}, ${f.size}]`).join(", ")}];
 const TAG = ${JSON.stringify(tag)};
 const complete = (dir) => FILES.every(([, n, size]) => { try { return statSync(join(dir, n)).size === size; } catch { return false; } });
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; } };
+/** Removes what an extraction killed midway left behind (its process is gone; a live one is still writing). */
+function sweepStale(base) {
+  const prefix = "onnxruntime-" + TAG + ".tmp-";
+  for (const name of readdirSync(base)) {
+    const pid = name.startsWith(prefix) ? Number.parseInt(name.slice(prefix.length), 10) : NaN;
+    if (Number.isInteger(pid) && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+  }
+}
 function extract(base) {
   mkdirSync(base, { recursive: true, mode: 0o700 });
   const dir = join(base, "onnxruntime-" + TAG);
   if (complete(dir)) return dir;
+  sweepStale(base);
   const tmp = dir + ".tmp-" + process.pid + "-" + Math.random().toString(36).slice(2);
   mkdirSync(tmp, { mode: 0o700 });
   try {

@@ -2,11 +2,12 @@
 // sqlite-vec from inside the binary, the offline explorer, login, backup, the instance lock, clean stop.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json";
 import journal from "../src/platform/db/migrations/meta/_journal.json";
+import { onnxRuntimeTag } from "../scripts/ml-build-plugin";
 import { startOllamaFake } from "./support/ollama-fake";
 import { allEvents } from "./support/sse";
 import { drained } from "./support/hearth-process";
@@ -356,12 +357,17 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
 
     test("__extract-native (the child that writes ONNX Runtime out of the binary) writes both files whole", async () => {
       const target = join(dir, "extract-test");
+      // What an extraction killed midway leaves (its process is gone) is removed by the next one.
+      const gone = Bun.spawn(["true"]);
+      await gone.exited;
+      const leftover = join(target, `onnxruntime-${onnxRuntimeTag}.tmp-${gone.pid}-x`);
+      mkdirSync(leftover, { recursive: true });
       const r = await run(["__extract-native", target]);
       expect(r.code).toBe(0);
-      const [extracted] = readdirSync(target);
-      expect(extracted).toStartWith("onnxruntime-");
+      expect(readdirSync(target)).toEqual([`onnxruntime-${onnxRuntimeTag}`]);
+      const extracted = `onnxruntime-${onnxRuntimeTag}`;
       const ortBin = join(ROOT, "node_modules/onnxruntime-node/bin", readdirSync(join(ROOT, "node_modules/onnxruntime-node/bin")).find((d) => d.startsWith("napi-v"))!, "linux/x64");
-      for (const name of ["libonnxruntime.so.1", "onnxruntime_binding.node"]) expect(statSync(join(target, extracted!, name)).size).toBe(statSync(join(ortBin, name)).size);
+      for (const name of ["libonnxruntime.so.1", "onnxruntime_binding.node"]) expect(statSync(join(target, extracted, name)).size).toBe(statSync(join(ortBin, name)).size);
       const missing = await run(["__extract-native"]);
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("needs the directory");
