@@ -357,15 +357,14 @@ describe.skipIf(!CAN_RUN)("dist/hearth, alone in an empty directory", () => {
 
     test("__extract-native (the child that writes ONNX Runtime out of the binary) writes both files whole", async () => {
       const target = join(dir, "extract-test");
+      const extracted = `onnxruntime-${onnxRuntimeTag}`;
       // What an extraction killed midway leaves (its process is gone) is removed by the next one.
       const gone = Bun.spawn(["true"]);
       await gone.exited;
-      const leftover = join(target, `onnxruntime-${onnxRuntimeTag}.tmp-${gone.pid}-x`);
-      mkdirSync(leftover, { recursive: true });
+      mkdirSync(join(target, `${extracted}.tmp-${gone.pid}-x`), { recursive: true });
       const r = await run(["__extract-native", target]);
       expect(r.code).toBe(0);
-      expect(readdirSync(target)).toEqual([`onnxruntime-${onnxRuntimeTag}`]);
-      const extracted = `onnxruntime-${onnxRuntimeTag}`;
+      expect(readdirSync(target)).toEqual([extracted]);
       const ortBin = join(ROOT, "node_modules/onnxruntime-node/bin", readdirSync(join(ROOT, "node_modules/onnxruntime-node/bin")).find((d) => d.startsWith("napi-v"))!, "linux/x64");
       for (const name of ["libonnxruntime.so.1", "onnxruntime_binding.node"]) expect(statSync(join(target, extracted, name)).size).toBe(statSync(join(ortBin, name)).size);
       const missing = await run(["__extract-native"]);
