@@ -34,12 +34,17 @@ const FILES = [${nativeFiles.map((f, i) => `[f${i}, ${JSON.stringify(f.name)}, $
 const TAG = ${JSON.stringify(tag)};
 const complete = (dir) => FILES.every(([, n, size]) => { try { return statSync(join(dir, n)).size === size; } catch { return false; } });
 const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return e.code === "EPERM"; } };
-/** Removes what an extraction killed midway left behind (its process is gone; a live one is still writing). */
+/**
+ * Removes what an extraction killed midway left behind (its process is gone; a live one is still
+ * writing) and, in the data dir's own native/ (HEARTH_NATIVE_DIR: no other Hearth runs on that data
+ * dir), the libraries of earlier versions, 46 MB each.
+ */
 function sweepStale(base) {
-  const prefix = "onnxruntime-" + TAG + ".tmp-";
+  const owned = base === process.env.HEARTH_NATIVE_DIR;
   for (const name of readdirSync(base)) {
-    const pid = name.startsWith(prefix) ? Number.parseInt(name.slice(prefix.length), 10) : NaN;
-    if (Number.isInteger(pid) && !alive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+    if (!name.startsWith("onnxruntime-")) continue;
+    const tmp = /[.]tmp-(\d+)-/.exec(name);
+    if (tmp ? !alive(Number(tmp[1])) : owned && name !== "onnxruntime-" + TAG) rmSync(join(base, name), { recursive: true, force: true });
   }
 }
 function extract(base) {
@@ -61,7 +66,9 @@ export { extract as extractNative };
 function extractApart(base) {
   if (complete(join(base, "onnxruntime-" + TAG))) return;
   try {
-    Bun.spawnSync([process.execPath, "__extract-native", base], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: { PATH: process.env.PATH ?? "" }, timeout: 120000 });
+    const env = { PATH: process.env.PATH ?? "" };
+    if (base === process.env.HEARTH_NATIVE_DIR) env.HEARTH_NATIVE_DIR = base;
+    Bun.spawnSync([process.execPath, "__extract-native", base], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env, timeout: 120000 });
   } catch {}
 }
 export function loadOrtBinding() {
