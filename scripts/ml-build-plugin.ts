@@ -2,9 +2,8 @@
 // unused by Hearth) is stubbed, and onnxruntime-node's native binding and libonnxruntime are
 // embedded and, at first use, extracted side by side into <data dir>/native/ and dlopen()ed.
 // The extraction runs in a child of the binary (`hearth __extract-native <dir>`, main.ts): read in
-// the server, the library's 46 MB stayed in its memory for good (the binary's pages it was read
-// from), and a copy of them on the heap until collected: the first transcription after an install
-// peaked at 570-620 MB where one on an extracted data dir peaked at 514-528 MB.
+// the server, the library's 46 MB would stay in its memory for good (the binary's pages it was read
+// from) and again on the heap until collected, ~60-100 MB on the first transcription's peak.
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
