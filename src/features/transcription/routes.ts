@@ -13,7 +13,6 @@ import type { Transcriber } from "./transcriber";
 /** Spec §8: audio files of at most 25 MB. */
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
 
-
 export function transcriptionRoutes({ auth, transcriber }: { auth: AuthPlugin; transcriber: Transcriber }) {
   return new Elysia()
     .use(auth)

@@ -14,8 +14,7 @@ import type { Webhooks } from "./webhooks";
 const PREFIX = "/api/webhook/";
 const tooManyDeliveries = (d: LimitDecision) => `Too many deliveries to this webhook; retry in ${d.reset} s`;
 
-export function webhookRoutes(deps: { webhooks: Webhooks; limiter: RateLimiter }) {
-  const { webhooks, limiter } = deps;
+export function webhookRoutes({ webhooks, limiter }: { webhooks: Webhooks; limiter: RateLimiter }) {
   const found = new WeakMap<Request, TriggerRow>();
 
   return new Elysia().post(
