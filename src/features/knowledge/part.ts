@@ -8,7 +8,7 @@ import type { Part } from "../../platform/parts";
 import type { ContentStore } from "./content";
 import type { KnowledgeEmbedder } from "./embedder";
 import type { Ingestion } from "./ingest/pipeline";
-import { EMBED_JOB } from "./service";
+import { EMBED_JOB } from "./files";
 import type { VectorStore } from "./vector-store";
 
 const MODEL_RETRY_MS = 60_000;

@@ -30,6 +30,17 @@ export function relaxed<T>(db: Db, fn: () => T): T {
 }
 
 /**
+ * An acknowledged write: committed without holding the event loop in an fsync, then made durable by
+ * `sync` (a createWalSync) before it resolves, so the caller answers only once it is. Other requests
+ * may see the rows (or their absence) meanwhile. Without `sync` the write is a plain (FULL) commit.
+ */
+export async function durableCommit(db: Db, sync: (() => Promise<void>) | undefined, write: () => void): Promise<void> {
+  if (!sync) return write();
+  relaxed(db, write);
+  await sync();
+}
+
+/**
  * What SQLite's FULL commit does, off the event loop: fdatasync of the database's WAL file (where
  * every commit is, in order, until a checkpoint, which syncs the database file itself first).
  * Calls while one runs share the next (group commit): one that started before a caller's commit

@@ -1,0 +1,267 @@
+// Knowledge files: upload with de-duplication and format checks, replace, list, download, delete;
+// each checked against the caller's workspace through its knowledge base.
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { Principal } from "../../platform/auth/principal";
+import { durableCommit } from "../../platform/db/durability";
+import { conflict, invalid, notFound, tooLarge, unprocessable, unsupportedMedia } from "../../platform/errors";
+import type { PageWindow } from "../../platform/http/pagination";
+import { jobKind } from "../../platform/jobs/queue";
+import type { KnowledgeBases } from "./bases";
+import { digestOf } from "./content";
+import { DETECT_BYTES, detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
+import { megabytes, PARSE_CAPS } from "./ingest/parse";
+import { declaredInflatedBytes } from "./ingest/zip-directory";
+import { knowledgeChunks, knowledgeFiles } from "./table";
+import type { KnowledgeBaseRow, KnowledgeDeps, KnowledgeFileRow } from "./service";
+
+export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+export const INGEST_JOB = jobKind<{ fileId: string }>("knowledge.ingest");
+export const EMBED_JOB = jobKind<{ fileId: string }>("knowledge.embed");
+
+const unsupported = (name: string) => unsupportedMedia(`${name} is not a supported document; upload one of ${SUPPORTED}`);
+
+export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, sync }: KnowledgeDeps, { ensureDefault, requireBase, baseExists }: KnowledgeBases) {
+  const now = () => new Date(clock.now());
+  const commitDurably = (write: () => void) => durableCommit(db, sync, write);
+
+  /** Runs the commit that names freshly written content; if it fails, the content is removed. */
+  const withContent = async (contentId: string, commit: () => Promise<void>) => {
+    try {
+      await commit();
+    } catch (e) {
+      content.discard(contentId);
+      throw e;
+    }
+  };
+
+  const fileColumns = {
+    id: knowledgeFiles.id,
+    knowledgeBaseId: knowledgeFiles.knowledgeBaseId,
+    productId: knowledgeFiles.productId,
+    name: knowledgeFiles.name,
+    format: knowledgeFiles.format,
+    mimeType: knowledgeFiles.mimeType,
+    size: knowledgeFiles.size,
+    sha256: knowledgeFiles.sha256,
+    status: knowledgeFiles.status,
+    progress: knowledgeFiles.progress,
+    error: knowledgeFiles.error,
+    chunkCount: knowledgeFiles.chunkCount,
+    chunkingVersion: knowledgeFiles.chunkingVersion,
+    embeddingModel: knowledgeFiles.embeddingModel,
+    embeddedAt: knowledgeFiles.embeddedAt,
+    createdBy: knowledgeFiles.createdBy,
+    createdAt: knowledgeFiles.createdAt,
+    updatedAt: knowledgeFiles.updatedAt,
+  };
+
+  const fileById = db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  const fileBySha = db
+    .select(fileColumns)
+    .from(knowledgeFiles)
+    .where(and(eq(knowledgeFiles.knowledgeBaseId, sql.placeholder("kb")), eq(knowledgeFiles.sha256, sql.placeholder("sha"))))
+    .prepare();
+
+  const contentIdById = db.select({ contentId: knowledgeFiles.contentId }).from(knowledgeFiles).where(eq(knowledgeFiles.id, sql.placeholder("id"))).prepare();
+  /** Where a file's bytes are kept (not part of the record callers get). */
+  const contentIdOf = (file: KnowledgeFileRow): string => {
+    const row = contentIdById.get({ id: file.id });
+    if (!row) throw notFound("File");
+    return row.contentId;
+  };
+
+  const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
+    const file = fileById.get({ id: id.toLowerCase() });
+    if (!file) throw notFound("File");
+    try {
+      workspaces.requireVisible(principal, file.productId);
+    } catch {
+      throw notFound("File");
+    }
+    return file;
+  };
+
+  /** The upload's format, from its first bytes and name; refuses what is too large or not a supported format. */
+  const checkUpload = async (name: string, file: Blob) => {
+    if (file.size > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
+    const format = detectFormat(name, new Uint8Array(await file.slice(0, DETECT_BYTES).arrayBuffer()));
+    if (!format) throw unsupported(name);
+    // A zip bomb that says what it inflates to is refused here, before it is stored or parsed.
+    if (format === "docx") {
+      const cap = PARSE_CAPS.maxInflatedBytes!;
+      const declared = await declaredInflatedBytes(file);
+      if (declared !== undefined && declared > cap) throw unprocessable(`${name} inflates to more than ${megabytes(cap)} (the limit per document)`);
+    }
+    return format;
+  };
+
+  return {
+    requireFile,
+
+    /**
+     * Stores an upload and queues its ingestion in one transaction. The same bytes in the same
+     * knowledge base return the existing record (`duplicate: true`) instead of a second copy.
+     */
+    async upload(principal: Principal, input: { knowledgeBaseId?: string; productId?: string; name: string; file: Blob }) {
+      let kb: KnowledgeBaseRow;
+      if (input.knowledgeBaseId) kb = requireBase(principal, input.knowledgeBaseId);
+      else {
+        const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
+        if (!productId) throw invalid("Name a knowledge_base_id or a product_id for the upload");
+        kb = ensureDefault(workspaces.requireVisible(principal, productId).id);
+      }
+      const name = input.name.trim().slice(0, 255) || "upload";
+      const format = await checkUpload(name, input.file);
+      const digest = await digestOf(input.file);
+      const existing = fileBySha.get({ kb: kb.id, sha: digest });
+      if (existing) return { file: existing, duplicate: true };
+      const row: KnowledgeFileRow = {
+        id: crypto.randomUUID(),
+        knowledgeBaseId: kb.id,
+        productId: kb.productId,
+        name,
+        format,
+        mimeType: mimeOf(format),
+        size: input.file.size,
+        sha256: digest,
+        status: "queued",
+        progress: 0,
+        error: null,
+        chunkCount: 0,
+        chunkingVersion: 0, // set when ingestion cuts it
+        embeddingModel: null,
+        embeddedAt: null,
+        createdBy: principal.userId,
+        createdAt: now(),
+        updatedAt: now(),
+      };
+      // The bytes go in over several event-loop turns; meanwhile the same bytes may have landed
+      // from another upload, or the knowledge base may have been deleted: checked again below.
+      const contentId = await content.write(input.file);
+      let landed: KnowledgeFileRow | undefined;
+      await withContent(contentId, () =>
+        commitDurably(() =>
+          db.transaction((tx) => {
+            if (!baseExists(kb.id)) throw notFound("Knowledge base");
+            landed = fileBySha.get({ kb: kb.id, sha: digest });
+            if (landed) return;
+            tx.insert(knowledgeFiles).values({ ...row, contentId }).run();
+            jobs.enqueue(INGEST_JOB, { fileId: row.id }, { tx, group: row.productId });
+          }),
+        ),
+      );
+      if (landed) {
+        content.discard(contentId);
+        return { file: landed, duplicate: true };
+      }
+      jobs.wake();
+      return { file: row, duplicate: false };
+    },
+
+    /** Replaces a file's bytes (re-ingested from scratch) and/or renames it. */
+    async replaceFile(principal: Principal, id: string, input: { name?: string; file?: Blob }): Promise<KnowledgeFileRow> {
+      const file = requireFile(principal, id);
+      const name = input.name?.trim().slice(0, 255) || file.name;
+      if (!input.file) {
+        db.update(knowledgeFiles).set({ name, updatedAt: now() }).where(eq(knowledgeFiles.id, file.id)).run();
+        return { ...file, name, updatedAt: now() };
+      }
+      const format = await checkUpload(name, input.file);
+      const digest = await digestOf(input.file);
+      const refuseClash = () => {
+        const clash = fileBySha.get({ kb: file.knowledgeBaseId, sha: digest });
+        if (clash && clash.id !== file.id) throw conflict(`The same content is already in this knowledge base as file ${clash.id}`);
+      };
+      refuseClash();
+      const next = {
+        name,
+        format,
+        mimeType: mimeOf(format),
+        size: input.file.size,
+        sha256: digest,
+        status: "queued" as const,
+        progress: 0,
+        error: null,
+        chunkCount: 0,
+        embeddingModel: null,
+        embeddedAt: null,
+        updatedAt: now(),
+      };
+      const contentId = await content.write(input.file);
+      await withContent(contentId, () =>
+        commitDurably(() =>
+          db.transaction((tx) => {
+            // Checked again after the bytes went in (several event-loop turns).
+            if (!fileById.get({ id: file.id })) throw notFound("File");
+            refuseClash();
+            tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
+            // The old pieces go with the old content id (trigger knowledge_files_content_replaced).
+            tx.update(knowledgeFiles).set({ ...next, contentId }).where(eq(knowledgeFiles.id, file.id)).run();
+            jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
+          }),
+        ),
+      );
+      jobs.wake();
+      return { ...file, ...next };
+    },
+
+    listFiles(principal: Principal, knowledgeBaseId: string, w: PageWindow) {
+      const kb = requireBase(principal, knowledgeBaseId);
+      const where = eq(knowledgeFiles.knowledgeBaseId, kb.id);
+      const total = db.select({ n: count() }).from(knowledgeFiles).where(where).get()?.n ?? 0;
+      const rows = db.select(fileColumns).from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), knowledgeFiles.id).limit(w.pageSize).offset(w.offset).all();
+      return { kb, rows, total };
+    },
+
+    /** The file's record and its exact bytes, streamed a piece at a time. */
+    download(principal: Principal, id: string): { file: KnowledgeFileRow; content: ReadableStream<Uint8Array> } {
+      const file = requireFile(principal, id);
+      return { file, content: content.stream(contentIdOf(file)) };
+    },
+
+    /** The file's exact bytes, in memory (a workflow step that needs all of them at once). */
+    async bytes(principal: Principal, id: string): Promise<Uint8Array> {
+      const file = requireFile(principal, id);
+      const bytes = await content.read(contentIdOf(file), file.size);
+      if (!bytes) throw notFound("File content");
+      return bytes;
+    },
+
+    /** Ready files in scope: one file, or every file of a knowledge base. */
+    filesInScope(principal: Principal, scope: { fileId?: string; knowledgeBaseId?: string }): KnowledgeFileRow[] {
+      if (scope.fileId) return [requireFile(principal, scope.fileId)];
+      if (!scope.knowledgeBaseId) throw invalid("Name a file_id or a knowledge_base_id");
+      const kb = requireBase(principal, scope.knowledgeBaseId);
+      return db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.knowledgeBaseId, kb.id)).all();
+    },
+
+    /** Queues a re-embedding of these files (for example after the model changed). */
+    reembed(files: KnowledgeFileRow[]): number {
+      const ready = files.filter((f) => f.status === "ready");
+      db.transaction((tx) => {
+        for (const f of ready) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { tx, group: f.productId });
+      });
+      jobs.wake();
+      return ready.length;
+    },
+
+    /** Forgets these files' vectors; keyword search keeps working. */
+    dropEmbeddings(files: KnowledgeFileRow[], removeVectors: (chunkIds: number[]) => void) {
+      db.transaction(() => {
+        for (const f of files) {
+          const ids = db.select({ id: knowledgeChunks.id }).from(knowledgeChunks).where(eq(knowledgeChunks.fileId, f.id)).all().map((r) => r.id);
+          removeVectors(ids);
+          db.update(knowledgeFiles).set({ embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, f.id)).run();
+        }
+      });
+    },
+
+    /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction, durable when it resolves. */
+    async deleteFile(principal: Principal, id: string) {
+      const file = requireFile(principal, id);
+      await commitDurably(() => db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).run());
+    },
+  };
+}
+
+export type KnowledgeFiles = ReturnType<typeof createKnowledgeFiles>;
