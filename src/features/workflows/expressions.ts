@@ -136,3 +136,13 @@ export async function evaluateBare(source: string, scope: unknown): Promise<unkn
   const ps = parts(source);
   return ps && ps.length === 1 && ps[0]!.expr !== undefined ? evaluate(ps[0]!.expr, scope) : evaluate(source, scope);
 }
+
+/**
+ * A node's config for one run: templates resolved in every value, except the keys its type reads
+ * as a bare expression (`expressionKeys`), which are evaluated whole.
+ */
+export async function resolveConfig(raw: Record<string, unknown>, expressionKeys: readonly string[], scope: unknown): Promise<Record<string, unknown>> {
+  const config = (await resolveTemplates(Object.fromEntries(Object.entries(raw).filter(([k]) => !expressionKeys.includes(k))), scope)) as Record<string, unknown>;
+  for (const key of expressionKeys) if (typeof raw[key] === "string") config[key] = await evaluateBare(raw[key] as string, scope);
+  return config;
+}

@@ -1,21 +1,20 @@
 // Runs one execution: starts every node whose predecessors are settled (branches in parallel),
 // commits each node's result before its successors start, retries with backoff, and settles the
 // execution as waiting, paused or ended. Knows node types only through the registry.
-import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
-import { evaluateBare, resolveTemplates } from "../expressions";
+import { resolveConfig } from "../expressions";
 import type { Graph, GraphNodeDef } from "../model";
 import type { NodeContext, NodeRegistry } from "../nodes/node-type";
-import { nodeRuns, workflowExecutions, type ExecutionStatus } from "../table";
+import type { nodeRuns, workflowExecutions, ExecutionStatus } from "../table";
 import type { EventLog } from "./events";
+import { executionRecords, type ExecutionRecords, type Tx, type Wait } from "./records";
 import { backoffMs, isRetryable, NodeTimeoutError } from "./retry";
 
 export type ExecutionRow = typeof workflowExecutions.$inferSelect;
 export type NodeRunRow = typeof nodeRuns.$inferSelect;
 type Edge = NonNullable<Graph["edges"]>[number];
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 /** A node's output larger than this (as JSON) fails the node: executions are not a blob store. */
 export const MAX_OUTPUT_CHARS = 1024 * 1024;
@@ -42,6 +41,7 @@ export class ExecutionRunner {
   private readonly active = new Map<string, AbortController>();
   private readonly outputs: Record<string, { output: unknown }> = {};
   private readonly hasManual: boolean;
+  private readonly records: ExecutionRecords;
   private paused = false;
   private ended = false;
   private shuttingDown = false;
@@ -55,6 +55,7 @@ export class ExecutionRunner {
     runs: NodeRunRow[],
   ) {
     this.id = exec.id;
+    this.records = executionRecords(deps, exec.id);
     for (const n of graph.nodes) this.defs.set(n.id, n);
     for (const e of graph.edges ?? []) (this.incoming.get(e.to) ?? this.incoming.set(e.to, []).get(e.to)!).push(e);
     for (const r of runs) {
@@ -114,11 +115,7 @@ export class ExecutionRunner {
 
   private skip(run: NodeRunRow) {
     run.status = "skipped";
-    const publish = this.deps.db.transaction((tx) => {
-      tx.update(nodeRuns).set({ status: "skipped", wakeAt: null }).where(eq(nodeRuns.id, run.id)).run();
-      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "skipped", duration_ms: 0 }, tx);
-    });
-    publish();
+    this.records.skipped(run);
   }
 
   private launch(run: NodeRunRow) {
@@ -128,9 +125,7 @@ export class ExecutionRunner {
     run.attempt += 1;
     run.wakeAt = null;
     run.startedAt ??= new Date(now);
-    // Written without an fsync: after a crash a node found "running" or "pending" runs again alike.
-    this.deps.hotDb.update(nodeRuns).set({ status: "running", attempt: run.attempt, wakeAt: null, startedAt: run.startedAt }).where(eq(nodeRuns.id, run.id)).run();
-    this.deps.events.append(this.id, "node_started", { node_id: run.nodeId, type: def.type, attempt: run.attempt }, this.deps.hotDb)();
+    this.records.started(run, def.type);
     const abort = new AbortController();
     this.active.set(run.nodeId, abort);
     void this.execute(run, def, abort, now).finally(() => {
@@ -146,7 +141,7 @@ export class ExecutionRunner {
     const timer = def.timeout_ms ? setTimeout(() => abort.abort(new NodeTimeoutError(`timed out after ${def.timeout_ms} ms`)), def.timeout_ms) : undefined;
     try {
       if (!type) throw new Error(`unknown node type "${def.type}"`);
-      const config = await this.resolveConfig(def, type.expressionKeys ?? []);
+      const config = await resolveConfig(def.config ?? {}, type.expressionKeys ?? [], this.scope());
       const problem = this.deps.registry.configError(def.type, config);
       if (problem) throw new Error(`config ${problem}`);
       const ctx: NodeContext = {
@@ -181,12 +176,9 @@ export class ExecutionRunner {
     }
   }
 
-  private async resolveConfig(def: GraphNodeDef, expressionKeys: string[]) {
-    const scope = { input: this.exec.input, nodes: this.outputs, execution: { id: this.id, started_at: this.exec.startedAt ? iso(this.exec.startedAt.getTime()) : null } };
-    const raw = def.config ?? {};
-    const config = (await resolveTemplates(Object.fromEntries(Object.entries(raw).filter(([k]) => !expressionKeys.includes(k))), scope)) as Record<string, unknown>;
-    for (const key of expressionKeys) if (typeof raw[key] === "string") config[key] = await evaluateBare(raw[key] as string, scope);
-    return config;
+  /** What a node's expressions see: the execution's input, the outputs so far, the execution. */
+  private scope() {
+    return { input: this.exec.input, nodes: this.outputs, execution: { id: this.id, started_at: this.exec.startedAt ? iso(this.exec.startedAt.getTime()) : null } };
   }
 
   private succeed(run: NodeRunRow, output: unknown, branch: string | null, startedAt: number) {
@@ -198,8 +190,7 @@ export class ExecutionRunner {
     const now = this.deps.clock.now();
     Object.assign(run, { status: "succeeded", output, branch, error: null, waitKind: null, finishedAt: new Date(now) });
     this.outputs[run.nodeId] = { output };
-    tx.update(nodeRuns).set({ status: "succeeded", output, branch, error: null, waitKind: null, wakeAt: null, finishedAt: run.finishedAt }).where(eq(nodeRuns.id, run.id)).run();
-    return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "succeeded", output, duration_ms: now - startedAt }, tx);
+    return this.records.succeeded(tx, run, now - startedAt);
   }
 
   /**
@@ -229,16 +220,12 @@ export class ExecutionRunner {
     }
   }
 
-  private wait(run: NodeRunRow, wait: { kind: "timer"; until: number } | { kind: "approval"; message: string }) {
+  private wait(run: NodeRunRow, wait: Wait) {
     this.flush();
     run.status = "waiting";
     run.waitKind = wait.kind;
     run.wakeAt = wait.kind === "timer" ? new Date(wait.until) : null;
-    const publish = this.deps.db.transaction((tx) => {
-      tx.update(nodeRuns).set({ status: "waiting", waitKind: run.waitKind, wakeAt: run.wakeAt, output: wait.kind === "approval" ? { message: wait.message } : null }).where(eq(nodeRuns.id, run.id)).run();
-      return this.deps.events.append(this.id, "node_waiting", { node_id: run.nodeId, kind: wait.kind, ...(wait.kind === "timer" ? { until: iso(wait.until) } : { message: wait.message }) }, tx);
-    });
-    publish();
+    this.records.waiting(run, wait);
   }
 
   private fail(run: NodeRunRow, def: GraphNodeDef, e: Error, startedAt: number) {
@@ -250,19 +237,11 @@ export class ExecutionRunner {
     if (isRetryable(e) && run.attempt < maxAttempts) {
       const delay = backoffMs(def.retry, run.attempt, (e as { retryAfterMs?: number }).retryAfterMs);
       Object.assign(run, { status: "pending", wakeAt: new Date(now + delay), error: message });
-      const publish = this.deps.db.transaction((tx) => {
-        tx.update(nodeRuns).set({ status: "pending", wakeAt: run.wakeAt, error: message }).where(eq(nodeRuns.id, run.id)).run();
-        return this.deps.events.append(this.id, "node_retry", { node_id: run.nodeId, attempt: run.attempt, delay_ms: delay, error: message }, tx);
-      });
-      publish();
+      this.records.retrying(run, delay);
       return;
     }
     Object.assign(run, { status: "failed", error: message, finishedAt: new Date(now) });
-    const publish = this.deps.db.transaction((tx) => {
-      tx.update(nodeRuns).set({ status: "failed", error: message, finishedAt: run.finishedAt, wakeAt: null }).where(eq(nodeRuns.id, run.id)).run();
-      return this.deps.events.append(this.id, "node_finished", { node_id: run.nodeId, status: "failed", error: message, duration_ms: now - startedAt }, tx);
-    });
-    publish();
+    this.records.failed(run, now - startedAt);
     this.finish("failed", `node "${run.nodeId}" (${def.type}) failed: ${message}`);
   }
 
@@ -315,11 +294,7 @@ export class ExecutionRunner {
   private setStatus(status: ExecutionStatus) {
     if (this.exec.status === status) return;
     this.exec.status = status;
-    const publish = this.deps.db.transaction((tx) => {
-      tx.update(workflowExecutions).set({ status }).where(eq(workflowExecutions.id, this.id)).run();
-      return this.deps.events.append(this.id, "status", { status }, tx);
-    });
-    publish();
+    this.records.status(status);
   }
 
   /** The output of a `final` node (output), else of the node that finished last. */
@@ -339,20 +314,11 @@ export class ExecutionRunner {
     if (this.ended) return;
     this.ended = true;
     for (const a of this.active.values()) a.abort(new Error(status === "stopped" ? "the execution was stopped" : "another node failed"));
-    const now = new Date(this.deps.clock.now());
     const output = status === "succeeded" ? this.result() : undefined;
     const cut = status === "stopped" ? "the execution was stopped" : "another node failed";
-    const publish = this.deps.db.transaction((tx) => {
-      const running = [...this.runs.values()].filter((r) => r.status === "running").map((r) => r.id);
-      if (running.length) tx.update(nodeRuns).set({ status: "failed", error: cut, finishedAt: now, wakeAt: null }).where(inArray(nodeRuns.id, running)).run();
-      tx.update(nodeRuns).set({ status: "skipped", wakeAt: null }).where(and(eq(nodeRuns.executionId, this.id), inArray(nodeRuns.status, ["pending", "waiting"]))).run();
-      tx.update(workflowExecutions).set({ status, output: output ?? null, error: error ?? null, finishedAt: now }).where(eq(workflowExecutions.id, this.id)).run();
-      const a = this.deps.events.append(this.id, "status", { status }, tx);
-      const b = this.deps.events.append(this.id, "done", { status, ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) }, tx);
-      return () => (a(), b());
-    });
+    const running = [...this.runs.values()].filter((r) => r.status === "running").map((r) => r.id);
     this.exec.status = status;
-    publish();
+    this.records.finished({ status, output, error, cut, at: new Date(this.deps.clock.now()), running });
     this.deps.events.forget(this.id);
     this.deps.onExit(this);
   }
