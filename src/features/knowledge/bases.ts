@@ -44,12 +44,7 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
   /** The knowledge base if it belongs to a workspace the caller may use; otherwise "not found". */
   const requireBase = (principal: Principal, id: string): KnowledgeBaseRow => {
     const kb = baseById.get({ id: id.toLowerCase() });
-    if (!kb) throw notFound("Knowledge base");
-    try {
-      workspaces.requireVisible(principal, kb.productId);
-    } catch {
-      throw notFound("Knowledge base");
-    }
+    if (!kb || !workspaces.canSee(principal, kb.productId)) throw notFound("Knowledge base");
     return kb;
   };
 

@@ -72,12 +72,7 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
 
   const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
     const file = fileById.get({ id: id.toLowerCase() });
-    if (!file) throw notFound("File");
-    try {
-      workspaces.requireVisible(principal, file.productId);
-    } catch {
-      throw notFound("File");
-    }
+    if (!file || !workspaces.canSee(principal, file.productId)) throw notFound("File");
     return file;
   };
 

@@ -72,12 +72,8 @@ export function createTokensService({ db, clock, workspaces, audit, organization
     const user = requireUser(principal);
     const token = db.select().from(apiTokens).where(eq(apiTokens.id, id.toLowerCase())).get();
     if (!token || (token.deletedAt && access !== "history")) throw notFound("API token");
-    let workspace;
-    try {
-      workspace = workspaces.requireVisible(user, token.productId);
-    } catch {
-      throw notFound("API token");
-    }
+    const workspace = workspaces.findVisible(user, token.productId);
+    if (!workspace) throw notFound("API token");
     if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may manage its tokens");
     if (token.role === "SYSTEM" && access !== "read" && !isOrgAdmin(user)) {
       throw forbidden("Only owners and admins may change a SYSTEM token or read its audit log");

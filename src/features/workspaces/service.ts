@@ -27,10 +27,16 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
 
   const visibleTo = (principal: Principal, w: WorkspaceRow) => (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
 
+  /** The workspace if the caller may see it (undefined for another tenant's or a missing one). */
+  const findVisible = (principal: Principal, id: string): WorkspaceRow | undefined => {
+    const w = byId(id);
+    return w && visibleTo(principal, w) ? w : undefined;
+  };
+
   /** The workspace if the caller may see it; a workspace of another tenant is "not found". */
   const requireVisible = (principal: Principal, id: string): WorkspaceRow => {
-    const w = byId(id);
-    if (!w || !visibleTo(principal, w)) throw notFound("Workspace");
+    const w = findVisible(principal, id);
+    if (!w) throw notFound("Workspace");
     return w;
   };
 
@@ -51,12 +57,10 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
   return {
     organizationOf: (id: string) => byId(id)?.organizationId,
     requireVisible,
+    findVisible,
 
     /** Whether the caller may see data of this workspace (a resource's owner): false for another tenant's or a missing one. */
-    canSee(principal: Principal, productId: string): boolean {
-      const w = byId(productId);
-      return Boolean(w && visibleTo(principal, w));
-    },
+    canSee: (principal: Principal, productId: string): boolean => findVisible(principal, productId) !== undefined,
     requireManageable,
     canManage,
 
