@@ -23,15 +23,15 @@
 // mapping (SIGBUS) where write() fails with ENOSPC and the row is refused. At start the file is
 // cut back to its last whole line.
 //
-// Under load (from the first batch of `threadRows` or more), batches are folded by a thread of their
-// own (`thread`, fold-thread.ts and fold-worker.ts): the event loop hands it a byte range of the journal, and the
-// thread reads, parses and commits it, so a batch costs the event loop one message whatever its
-// size. `flush` waits for the batch in flight before folding the rest itself, so rows still reach
-// the table in journal order. The thread is started at the first such batch and stopped after a
-// quiet minute (it costs ~7 MB; an idle Hearth does not hold it). Both fold with the same
-// statements (fold-protocol.ts). Where no core is free for the thread (`inPlaceWhenBusy`), rows
-// that come in groups (the event loop is saturated) are folded in place instead; the timer's folds
-// in place take `sliceRows` at a time, a commit each, and let requests in between.
+// Under load (from the first batch of `threadRows` or more), batches are folded by a thread of
+// their own (`thread`, fold-thread.ts and fold-worker.ts): the event loop hands it a byte range of
+// the journal, and the thread reads, parses and commits it, so a batch costs the event loop one
+// message whatever its size. `flush` waits for the batch in flight before folding the rest itself,
+// so rows still reach the table in journal order. The thread is started at the first such batch and
+// stopped after a quiet minute (it costs ~7 MB; an idle Hearth does not hold it). Both fold with
+// the same statements (fold-protocol.ts). Where no core is free for the thread (`inPlaceWhenBusy`),
+// rows that come in groups (the event loop is saturated) are folded in place instead; the timer's
+// folds in place take `sliceRows` at a time, a commit each, and let requests in between.
 import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";

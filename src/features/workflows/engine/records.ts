@@ -4,12 +4,10 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import { nodeRuns, workflowExecutions, type ExecutionStatus } from "../table";
 import type { EventLog } from "./events";
+import type { NodeRunRow } from "./runner";
 
-type NodeRunRow = typeof nodeRuns.$inferSelect;
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Wait = { kind: "timer"; until: number } | { kind: "approval"; message: string };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export function executionRecords({ db, hotDb, events }: { db: Db; hotDb: Db; events: EventLog }, executionId: string) {
   /** Commits `write` (which returns its event's publisher), then publishes. */
@@ -38,7 +36,7 @@ export function executionRecords({ db, hotDb, events }: { db: Db; hotDb: Db; eve
     waiting(run: NodeRunRow, wait: Wait) {
       commit((tx) => {
         tx.update(nodeRuns).set({ status: "waiting", waitKind: run.waitKind, wakeAt: run.wakeAt, output: wait.kind === "approval" ? { message: wait.message } : null }).where(eq(nodeRuns.id, run.id)).run();
-        return events.append(executionId, "node_waiting", { node_id: run.nodeId, kind: wait.kind, ...(wait.kind === "timer" ? { until: iso(wait.until) } : { message: wait.message }) }, tx);
+        return events.append(executionId, "node_waiting", { node_id: run.nodeId, kind: wait.kind, ...(wait.kind === "timer" ? { until: new Date(wait.until).toISOString() } : { message: wait.message }) }, tx);
       });
     },
 
