@@ -11,7 +11,6 @@ import type { WorkspacesService } from "../workspaces/service";
 import { apiTokens } from "./table";
 import { generateToken, hashToken, isWellFormed, sameHash, tokenPrefix } from "./token-format";
 import type { RequestInfo, TokenAuditLog } from "./audit-log";
-import type { Part } from "../../platform/parts";
 
 export type TokenRow = typeof apiTokens.$inferSelect;
 export type TokenStatus = "active" | "inactive" | "revoked" | "expired";
@@ -283,26 +282,3 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 }
 
 export type TokensService = ReturnType<typeof createTokensService>;
-
-const EXPIRY_SWEEP_MS = 60_000;
-
-/**
- * The tokens' life: `expired` is recorded for tokens whose expiry passed unseen (at start and every
- * minute); at stop the journal of token uses is folded into the database and closed (last of all
- * parts, so that every use acknowledged before is in it).
- */
-export function tokensPart(tokens: TokensService, audit: TokenAuditLog): Part {
-  let sweeper: ReturnType<typeof setInterval> | undefined;
-  return {
-    name: "tokens",
-    start() {
-      tokens.sweepExpired();
-      sweeper = setInterval(() => tokens.sweepExpired(), EXPIRY_SWEEP_MS);
-      sweeper.unref?.();
-    },
-    stop() {
-      if (sweeper) clearInterval(sweeper);
-      audit.close();
-    },
-  };
-}
