@@ -2,13 +2,12 @@
 //
 // A SQLite commit costs ~20 µs and 6 lock calls plus a write per page even without fsync, more
 // than the rest of a request; at a checkpoint it costs milliseconds. So a row is first appended to
-// a journal file — copied into the file's pages through a shared memory mapping, so it is in the
-// OS page cache when the copy ends, and a kill -9 of Hearth loses nothing acknowledged (the same
-// promise as the NORMAL-synchronous connection it replaces; a power cut may lose the last rows) —
-// and folded into the database in batches, ~50 ms later or before anyone reads them. The batch's
-// last sequence number is committed with its rows, so a crash between the commit and the
-// journal's truncation never folds a row twice. At start, rows the database has not seen are
-// folded from the file.
+// a journal file (journal-file.ts: in the OS page cache when the append returns, so a kill -9 of
+// Hearth loses nothing acknowledged, the same promise as the NORMAL-synchronous connection it
+// replaces; a power cut may lose the last rows) and folded into the database in batches, ~50 ms
+// later or before anyone reads them. The batch's last sequence number is committed with its rows,
+// so a crash between the commit and the journal's truncation never folds a row twice. At start,
+// rows the database has not seen are folded from the file.
 //
 // Rows of requests that arrive together share one copy (`appendInGroup`, a group commit): the
 // first row of a turn of the event loop is written at once, so a lone request waits for nothing;
@@ -17,11 +16,6 @@
 // single cost of a token request: main-thread CPU per request 57 -> 35 µs without it); through the
 // mapping a row costs no system call (a write() had cost 5-7 µs of a lone request's ~75), and the
 // grouping still pays: without it, 22.1 vs 19.6 µs per request at 32 in flight (A/B, 14 slices).
-//
-// The file is longer than its rows: past them it holds zeros, allocated ahead by writing them
-// (`room`), because a page the disk cannot hold kills the process at its first write through a
-// mapping (SIGBUS) where write() fails with ENOSPC and the row is refused. At start the file is
-// cut back to its last whole line.
 //
 // Under load (from the first batch of `threadRows` or more), batches are folded by a thread of
 // their own (`thread`, fold-thread.ts and fold-worker.ts): the event loop hands it a byte range of
@@ -32,10 +26,9 @@
 // the same statements (fold-protocol.ts). Where no core is free for the thread (`inPlaceWhenBusy`),
 // rows that come in groups (the event loop is saturated) are folded in place instead; the timer's
 // folds in place take `sliceRows` at a time, a commit each, and let requests in between.
-import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { Logger } from "../log";
-import { privateFile } from "./database";
+import { openJournalFile } from "./journal-file";
 import { journalRows, preparedFold, readJournalLines, type Folded, type FoldSql } from "./fold-protocol";
 import { foldThread, type FoldThreadOptions } from "./fold-thread";
 
@@ -84,9 +77,6 @@ const RETRY_MS = 1_000;
 const WAIT_MS = 10_000;
 /** Past this size the journal is emptied at the end of a thread's batch, even if requests never pause. */
 const JOURNAL_LIMIT_BYTES = 4 * 1024 * 1024;
-/** The journal's first allocation ahead of its rows (~300 audit rows); it doubles as they need. */
-const MIN_ROOM_BYTES = 64 * 1024;
-const ZEROS = new Uint8Array(MIN_ROOM_BYTES);
 
 export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   // Measured (sequential token GETs, 2 cores): batches every 5 ms gave a p99 of 585-773 µs, every
@@ -95,27 +85,10 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
   const delayMs = o.delayMs ?? 50;
   const maxPending = o.maxPending ?? 2048;
   const sliceRows = o.sliceRows ?? 512;
-  privateFile(o.path);
-  // Rows are copied in through a mapping of the file (`room`); folds read ranges of whole lines
-  // back by offset.
-  const fd = openSync(o.path, constants.O_RDWR | constants.O_CREAT, 0o600);
-
-  // Past the last whole line the file holds zeros, or a line cut short by a crash inside a copy,
-  // which was never acknowledged: the file is cut back to its last whole line.
-  const found = readFileSync(o.path);
-  /** Bytes of whole lines in the file (rows start at this offset). */
-  let size = found.lastIndexOf(10) + 1;
-  if (found.subarray(size).some((b) => b !== 0)) o.log.warn("write-behind: a line cut short by a crash was dropped", { path: o.path });
-  if (size < found.length) ftruncateSync(fd, size);
-  /** The file's length: bytes [size, length) are zeros, allocated on the disk. */
-  let length = size;
-  /**
-   * The file mapped into memory (shared: a copy into it is a write to the file), once rows are
-   * appended; a Buffer, whose write() encodes a row straight into it at an offset.
-   */
-  let mapped: Buffer | undefined;
+  // Folds read ranges of whole lines back from the file by offset.
+  const { file, text: found } = openJournalFile(o.path, o.log);
   const applied = o.applied();
-  let seq = Math.max(applied, journalRows(found.toString("utf8", 0, size), applied).lastSeq);
+  let seq = Math.max(applied, journalRows(found, applied).lastSeq);
   /** Where (byte offset, sequence number) the rows not yet handed to a fold start. */
   let handed = { at: 0, seq: applied };
   /** Where the rows not yet committed start (behind `handed` while the thread has a batch). */
@@ -140,10 +113,8 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
 
   /** Empties the journal once every row in it is committed. */
   const truncateIfFolded = () => {
-    if (size === 0 || committed.at !== size || thread?.inFlight()) return;
-    // The mapping stays: it is valid again once `room` has written the file back out to its length.
-    ftruncateSync(fd);
-    size = length = 0;
+    if (file.size === 0 || committed.at !== file.size || thread?.inFlight()) return;
+    file.empty();
     handed = committed = { at: 0, seq };
   };
 
@@ -152,9 +123,10 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
    * (the rows stay journaled and a retry is armed).
    */
   const foldHere = (maxRows = Number.POSITIVE_INFINITY): boolean => {
+    const size = file.size;
     if (handed.at === size) return true;
     try {
-      const lines = readJournalLines(fd, handed.at, size, maxRows);
+      const lines = readJournalLines(file.fd, handed.at, size, maxRows);
       const batch = journalRows(lines.text, handed.seq, o.params as (row: unknown) => SQLQueryBindings[]);
       if (batch.unreadable > 0) o.log.warn("write-behind: unreadable journal lines skipped", { path: o.path, lines: batch.unreadable });
       const to = { at: lines.end, seq: lines.end === size ? seq : batch.lastSeq };
@@ -210,7 +182,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       return truncateIfFolded();
     }
     const from = handed;
-    const to = { at: size, seq };
+    const to = { at: file.size, seq };
     handed = to;
     thread.post({ op: "fold", from: from.at, to: to.at, after: from.seq, lastSeq: to.seq }, (failed) => {
       if (failed) {
@@ -220,38 +192,19 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
         committed = to;
         // Under steady load the journal is never all committed at a batch's end; past the limit,
         // the rows that came during the batch are folded here, so that it can be emptied.
-        if (size >= JOURNAL_LIMIT_BYTES) foldHere();
+        if (file.size >= JOURNAL_LIMIT_BYTES) foldHere();
         if (waiting() > 0) arm(waiting() >= maxPending ? 0 : delayMs);
       }
       truncateIfFolded();
     });
   }
 
-  /**
-   * The mapping, with at least `bytes` allocated after the rows: the file is written out with zeros
-   * (doubling, from MIN_ROOM_BYTES) and mapped again when it outgrew the mapping. Throws when the
-   * disk refuses the zeros (nothing of the rows is written then).
-   */
-  const room = (bytes: number): Buffer => {
-    if (mapped && size + bytes <= length) return mapped;
-    let target = Math.max(MIN_ROOM_BYTES, length * 2);
-    while (target < size + bytes) target *= 2;
-    while (length < target) length += writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, target - length), length);
-    if (!mapped || mapped.length < length) {
-      const view = Bun.mmap(o.path, { shared: true });
-      mapped = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
-    }
-    return mapped;
-  };
-
   /** Copies rows to the end of the journal; throws (nothing written) if there was no room for them. */
   const writeRows = (rows: T[]) => {
     let text = "";
     // Each line is a JournalLine, `{"q":<seq>,"p":[...]}`, written without building its object.
     for (let i = 0; i < rows.length; i++) text += `{"q":${seq + 1 + i},"p":${JSON.stringify(o.params(rows[i]!))}}\n`;
-    // Room for the longest encoding (3 bytes per UTF-16 unit), then one encoding pass into the
-    // mapping (measured: 0.40 vs 0.69 µs a row for measuring the bytes first and encoding a view).
-    size += room(text.length * 3).write(text, size);
+    file.append(text);
     seq += rows.length;
     if (waiting() >= maxPending) arm(0);
     else if (!timer) arm(delayMs);
@@ -314,8 +267,7 @@ export function createWriteBehind<T>(o: WriteBehindOptions<T>): WriteBehind<T> {
       closed = true;
       if (timer) clearTimeout(timer);
       thread?.close();
-      mapped = undefined;
-      closeSync(fd);
+      file.close();
     },
   };
 }
