@@ -1,23 +1,21 @@
 // Runs one execution: starts every node whose predecessors are settled (branches in parallel),
 // commits each node's result before its successors start, retries with backoff, and settles the
-// execution as waiting, paused or ended. Knows node types only through the registry.
+// execution as waiting, paused or ended. Knows node types only through the registry; a node is
+// called by invoke.ts.
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
-import { resolveConfig } from "../expressions";
 import type { Graph, GraphNodeDef } from "../model";
-import type { NodeContext, NodeRegistry } from "../nodes/node-type";
+import type { NodeRegistry } from "../nodes/node-type";
 import type { nodeRuns, workflowExecutions, ExecutionStatus } from "../table";
 import type { EventLog } from "./events";
+import { invokeNode } from "./invoke";
 import { executionRecords, type ExecutionRecords, type Tx, type Wait } from "./records";
-import { backoffMs, isRetryable, NodeTimeoutError } from "./retry";
+import { backoffMs, isRetryable } from "./retry";
 
 export type ExecutionRow = typeof workflowExecutions.$inferSelect;
 export type NodeRunRow = typeof nodeRuns.$inferSelect;
 type Edge = NonNullable<Graph["edges"]>[number];
-
-/** A node's output larger than this (as JSON) fails the node: executions are not a blob store. */
-export const MAX_OUTPUT_CHARS = 1024 * 1024;
 
 export interface RunnerDeps {
   db: Db;
@@ -137,42 +135,27 @@ export class ExecutionRunner {
   }
 
   private async execute(run: NodeRunRow, def: GraphNodeDef, abort: AbortController, startedAt: number) {
-    const type = this.deps.registry.get(def.type);
-    const timer = def.timeout_ms ? setTimeout(() => abort.abort(new NodeTimeoutError(`timed out after ${def.timeout_ms} ms`)), def.timeout_ms) : undefined;
+    const exec = this.exec;
     try {
-      if (!type) throw new Error(`unknown node type "${def.type}"`);
-      const config = await resolveConfig(def.config ?? {}, type.expressionKeys ?? [], this.scope());
-      const problem = this.deps.registry.configError(def.type, config);
-      if (problem) throw new Error(`config ${problem}`);
-      const ctx: NodeContext = {
+      const outcome = await invokeNode(this.deps, {
+        def,
         executionId: this.id,
         nodeRunId: run.id,
-        nodeId: def.id,
-        productId: this.exec.productId,
-        organizationId: this.deps.organizationOf(this.exec.productId) ?? "",
-        startedBy: this.exec.createdBy,
         attempt: run.attempt,
-        idempotencyKey: `${this.id}:${def.id}`,
-        signal: abort.signal,
-        log: this.deps.log,
-        clock: this.deps.clock,
-        token: (delta) => {
-          if (!abort.signal.aborted) this.deps.events.token(this.id, { node_id: def.id, delta });
-        },
-        executionInput: this.exec.input as Record<string, unknown>,
-      };
-      const outcome = await raceAbort(type.run(config, ctx), abort.signal);
+        productId: exec.productId,
+        organizationId: this.deps.organizationOf(exec.productId) ?? "",
+        startedBy: exec.createdBy,
+        executionInput: exec.input as Record<string, unknown>,
+        scope: this.scope(),
+        abort,
+      });
       if (this.ended || this.shuttingDown) return;
       if ("wait" in outcome) return this.wait(run, outcome.wait);
-      const text = JSON.stringify(outcome.output ?? null);
-      if (text.length > MAX_OUTPUT_CHARS) throw new Error(`output is larger than ${MAX_OUTPUT_CHARS} characters of JSON`);
-      await this.commitResult(run, JSON.parse(text), outcome.branch ?? null, startedAt);
+      await this.commitResult(run, outcome.output, outcome.branch ?? null, startedAt);
     } catch (e) {
       if (this.ended || this.shuttingDown) return;
       const error = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : (e as Error);
       this.fail(run, def, error, startedAt);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -329,14 +312,4 @@ export class ExecutionRunner {
     this.ended = true;
     for (const a of this.active.values()) a.abort(new Error("Hearth is stopping"));
   }
-}
-
-/** A node that ignores its signal still ends the moment it is aborted. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
