@@ -1,5 +1,6 @@
 // Starts benchmark servers as subprocesses, waits for their "listening on" line, times cold starts, reads RSS.
 import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import type { Subprocess } from "bun";
 import { buildRequest, HttpConnection } from "./http-client";
 
@@ -160,3 +161,19 @@ export function readMainThreadCpuNs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * Pins one thread to `cpus` (taskset's list, e.g. "1" or "0-1"): a process's main thread when `tid`
+ * is its pid, its other threads left where they were. False where taskset (util-linux) is missing
+ * or refuses; the caller then measures unpinned and says so.
+ */
+export function pinThread(tid: number, cpus: string): boolean {
+  try {
+    return Bun.spawnSync(["taskset", "-p", "-c", cpus, String(tid)], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Every CPU of the machine as a taskset list (the bench's own affinity may be narrower). */
+export const everyCpu = () => `0-${cpus().length - 1}`;
