@@ -33,8 +33,9 @@ const GOALS = {
 const VALIDATE = "/api/api-token/auth/validate";
 const FLOOR = "floor: bare Bun.serve + the spec's request I/O";
 const FLOOR_BASELINE = "bare Bun.serve (the floor's turns)";
-const TOGETHER = "client and server on one CPU";
+const TOGETHER = "on one CPU";
 const TOGETHER_BASELINE = "bare Bun.serve, same placement";
+const SPEC_WORK = "spec-work server (plain Elysia)";
 
 /**
  * Puts the client's and the servers' main threads on CPU 0 ("together") or back on every CPU
@@ -159,6 +160,7 @@ async function run(ctx: SuiteContext) {
   const hearth = await startServer(hearthSpec(existingDir));
   let bare: RunningServer | null = null;
   let floor: RunningServer | null = null;
+  let specWork: RunningServer | null = null;
   try {
     bare = await startServer(bareSpec);
     floor = await startServer(floorSpec);
@@ -208,14 +210,25 @@ async function run(ctx: SuiteContext) {
     // which it would otherwise lengthen.
     const [seqFloorBare, seqFloor] = (await measureSequentialInTurns([bareTarget, floorTarget], SEQUENTIAL)) as [SequentialResult, SequentialResult];
     inputs.push(context(`${FLOOR} p50`, seqFloor, seqFloorBare, FLOOR_BASELINE), cpuRow(FLOOR, seqFloor, seqFloorBare, FLOOR_BASELINE));
-    // Context, no goal: validate and bare in turns again, client and servers on one CPU (see `place`).
-    const servers = [hearth.pid, bare.pid];
+    // Context, no goal: validate, bare and the spec-work server in turns, client and servers on one
+    // CPU (see `place`): Hearth against the bare server and against the spec's work done plainly.
+    specWork = await startServer({ name: "spec-work", cmd: [...targets.specWork, "0", session.apiToken], env: baseEnv({}), cwd: ctx.root });
+    const specTarget = target(specWork, VALIDATE, token);
+    const servers = [hearth.pid, bare.pid, specWork.pid];
     if (place("together", servers)) {
-      ctx.log("sequential latency, client and servers on CPU 0 (bare, validate)");
-      const [oneBare, oneValidate] = (await measureSequentialInTurns([bareTarget, hValidate], SEQUENTIAL)) as [SequentialResult, SequentialResult];
-      inputs.push(context(`GET ${VALIDATE} p50, ${TOGETHER}`, oneValidate, oneBare, TOGETHER_BASELINE), cpuRow(`GET ${VALIDATE}, ${TOGETHER}`, oneValidate, oneBare, TOGETHER_BASELINE));
+      ctx.log("sequential latency, client and servers on CPU 0 (bare, validate, spec-work server)");
+      const [oneBare, oneValidate, oneSpec] = (await measureSequentialInTurns([bareTarget, hValidate, specTarget], SEQUENTIAL)) as [SequentialResult, SequentialResult, SequentialResult];
+      inputs.push(
+        context(`GET ${VALIDATE} p50, ${TOGETHER}`, oneValidate, oneBare, TOGETHER_BASELINE),
+        cpuRow(`GET ${VALIDATE}, ${TOGETHER}`, oneValidate, oneBare, TOGETHER_BASELINE),
+        context(`${SPEC_WORK} p50, ${TOGETHER}`, oneSpec, oneBare, TOGETHER_BASELINE),
+        cpuRow(`${SPEC_WORK}, ${TOGETHER}`, oneSpec, oneBare, TOGETHER_BASELINE),
+        context(`GET ${VALIDATE} p50 vs the spec-work server, ${TOGETHER}`, oneValidate, oneSpec, `${SPEC_WORK}, same turns`),
+      );
     }
     place("free", servers);
+    await specWork.stop();
+    specWork = null;
 
     ctx.log(`throughput, ${CONCURRENCY} in flight (bare, validate, product; then bare and the floor)`);
     const [cBare, cValidate, cProduct] = (await measureConcurrentInTurns([bareTarget, hValidate, hProduct], CONCURRENCY, CONCURRENT_WARMUP_MS, CONCURRENT_SLICE_MS, CONCURRENT_ROUNDS)) as [ConcurrentResult, ConcurrentResult, ConcurrentResult];
@@ -233,7 +246,8 @@ async function run(ctx: SuiteContext) {
       `response bodies: validate ${seqValidate.bodyBytes} B, product ${seqProduct.bodyBytes} B, bare ${seqBare.bodyBytes} B; client: raw keep-alive HTTP/1.1 over loopback`,
       `${FLOOR}: the bare server started with --required-io reads the credential, request id and user agent, asks the client's address and sends X-Request-Id and RateLimit-* (Bun's own cost of the spec's request I/O; no goal), measured in turns of its own with the bare server after the goals' turns`,
       `latency: ${SEQUENTIAL.warmup} warm-up requests (≤ ${SEQUENTIAL.warmupMaxMs / 1000} s) then up to ${SEQUENTIAL.count} sequential requests (≤ ${SEQUENTIAL.maxMs / 1000} s) on one connection, in ${SEQUENTIAL.rounds} slices taken in turns with the bare server's (pooled); throughput: ${CONCURRENCY} connections, ${CONCURRENT_ROUNDS} slices of ${CONCURRENT_SLICE_MS / 1000} s in turns, the median slice (${CONCURRENT_WARMUP_MS} ms warm-up first)`,
-      `${TOGETHER}: the client's and both servers' main threads pinned to CPU 0 (taskset) for turns of their own after the floor's; every other row as the scheduler places the threads (bench/README.md)`,
+      `${TOGETHER}: the client's and the servers' main threads pinned to CPU 0 (taskset) for turns of their own after the floor's; every other row as the scheduler places the threads (bench/README.md)`,
+      `${SPEC_WORK}: bench/fixtures/spec-work-server.ts, compiled like the bare server, does the work the spec asks of a token GET and nothing else (request id, body-size check, the secret hashed and looked up, the budget and RateLimit-* headers, the audit row's facts encoded and copied into memory, the answer checked against its schema); no Hearth code (context, no goal)`,
       `cold start: spawn → first 200 from /health, ${COLD_REPS} reps each, page cache warm; empty data dir includes migration, vec0.so extraction and hashing the owner's password`,
       `goals are issue 14's: p50 ≤ ${GOALS.latencyRatio}×, p99 ≤ ${GOALS.tailRatio}×, ≥ ${GOALS.throughputRatio}× requests/s, existing-data start ≤ ${GOALS.coldStartMs} ms, idle RSS ≤ ${GOALS.idleRssMb} MB`,
     ];
@@ -259,6 +273,7 @@ async function run(ctx: SuiteContext) {
     await hearth.stop();
     await bare?.stop();
     await floor?.stop();
+    await specWork?.stop();
   }
 }
 

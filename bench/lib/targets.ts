@@ -1,4 +1,5 @@
-// Picks what the platform suite runs: dist/hearth (rebuilt when missing or stale) or `bun src/main.ts`, and a matching bare baseline.
+// Picks what the platform suite runs: dist/hearth (rebuilt when missing or stale) or `bun src/main.ts`, and matching
+// baselines (the bare server, the spec-work server).
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SuiteContext } from "./suite";
@@ -10,6 +11,8 @@ export interface Targets {
   hearth: string[];
   bare: string[];
   bareMode: "binary" | "source";
+  /** bench/fixtures/spec-work-server.ts, run the same way as the bare server (append port and token). */
+  specWork: string[];
   notes: string[];
 }
 
@@ -79,19 +82,20 @@ export async function prepareTargets(ctx: SuiteContext): Promise<Targets> {
     if (mode === "source") notes.push("no working dist/hearth: Hearth measured as `bun src/main.ts`; binary figures are MISSING");
   }
 
-  // The baseline runs the same way as Hearth: compiled when Hearth is, so the ratio is Hearth's own cost.
-  let bare = [ctx.bun, bareSource];
-  let bareMode: Targets["bareMode"] = "source";
-  if (mode === "binary") {
-    const out = join(ctx.tmp, "bare-server");
-    const r = runs([ctx.bun, "build", "--compile", "--minify", bareSource, "--outfile", out], ctx.root, 60_000);
-    if (r.ok && existsSync(out)) {
-      bare = [out];
-      bareMode = "binary";
-    } else notes.push(`could not compile the bare baseline, it runs from source (${r.output.slice(0, 200)})`);
-  }
+  // The baselines run the same way as Hearth: compiled when Hearth is, so the ratio is Hearth's own cost.
+  const baseline = (name: string): string[] | undefined => {
+    const src = join(ctx.root, `bench/fixtures/${name}.ts`);
+    if (mode !== "binary") return [ctx.bun, src];
+    const out = join(ctx.tmp, name);
+    const r = runs([ctx.bun, "build", "--compile", "--minify", src, "--outfile", out], ctx.root, 60_000);
+    if (r.ok && existsSync(out)) return [out];
+    notes.push(`could not compile ${name}.ts, it runs from source (${r.output.slice(0, 200)})`);
+  };
+  const bare = baseline("bare-server") ?? [ctx.bun, bareSource];
+  const bareMode: Targets["bareMode"] = bare[0] === ctx.bun ? "source" : "binary";
+  const specWork = baseline("spec-work-server") ?? [ctx.bun, join(ctx.root, "bench/fixtures/spec-work-server.ts")];
 
-  return { mode, hearth: mode === "binary" ? [binary] : source, bare, bareMode, notes };
+  return { mode, hearth: mode === "binary" ? [binary] : source, bare, bareMode, specWork, notes };
 }
 
 /** Starts Hearth as `targets` says, on loopback with a free port, with `env` on top of the bench's base environment. */
