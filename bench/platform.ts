@@ -6,7 +6,7 @@ import { buildRequest, measureConcurrentInTurns, measureSequential, measureSeque
 import { baseEnv, everyCpu, measureColdStart, pinThread, readMainThreadCpuNs, readRssMb, startServer, type RunningServer, type ServerSpec } from "./lib/servers";
 import { median, min } from "./lib/stats";
 import { measurement, type Measurement, type MeasurementInput, type Suite, type SuiteContext } from "./lib/suite";
-import { prepareTargets } from "./lib/targets";
+import { fixtureCommand, prepareTargets } from "./lib/targets";
 
 const COLD_REPS = 5;
 // Bare and Hearth are measured in turns (rounds of one slice each, the order rotating), so that the
@@ -122,6 +122,8 @@ function throughputRow(label: string, hearth: ConcurrentResult, bare: Concurrent
 
 async function run(ctx: SuiteContext) {
   const targets = await prepareTargets(ctx);
+  // Compiled before anything is measured (a compile takes the CPU for seconds).
+  const specWorkCmd = fixtureCommand(ctx, targets.mode, "spec-work-server", targets.notes);
   const onBinary = targets.mode === "binary";
   const password = `bench-${crypto.randomUUID()}`;
   const hearthSpec = (dataDir: string): ServerSpec => ({
@@ -212,7 +214,7 @@ async function run(ctx: SuiteContext) {
     inputs.push(context(`${FLOOR} p50`, seqFloor, seqFloorBare, FLOOR_BASELINE), cpuRow(FLOOR, seqFloor, seqFloorBare, FLOOR_BASELINE));
     // Context, no goal: validate, bare and the spec-work server in turns, client and servers on one
     // CPU (see `place`): Hearth against the bare server and against the spec's work done plainly.
-    specWork = await startServer({ name: "spec-work", cmd: [...targets.specWork, "0", session.apiToken], env: baseEnv({}), cwd: ctx.root });
+    specWork = await startServer({ name: "spec-work", cmd: [...specWorkCmd, "0", session.apiToken], env: baseEnv({}), cwd: ctx.root });
     const specTarget = target(specWork, VALIDATE, token);
     const servers = [hearth.pid, bare.pid, specWork.pid];
     if (place("together", servers)) {

@@ -1,5 +1,4 @@
-// Picks what the platform suite runs: dist/hearth (rebuilt when missing or stale) or `bun src/main.ts`, and matching
-// baselines (the bare server, the spec-work server).
+// Picks what the platform suite runs: dist/hearth (rebuilt when missing or stale) or `bun src/main.ts`, and a matching bare baseline.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { SuiteContext } from "./suite";
@@ -11,8 +10,6 @@ export interface Targets {
   hearth: string[];
   bare: string[];
   bareMode: "binary" | "source";
-  /** bench/fixtures/spec-work-server.ts, run the same way as the bare server (append port and token). */
-  specWork: string[];
   notes: string[];
 }
 
@@ -62,7 +59,6 @@ export async function prepareTargets(ctx: SuiteContext): Promise<Targets> {
   const notes: string[] = [];
   const binary = join(ctx.root, "dist/hearth");
   const source = [ctx.bun, join(ctx.root, "src/main.ts")];
-  const bareSource = join(ctx.root, "bench/fixtures/bare-server.ts");
 
   let mode: Targets["mode"] = "source";
   if (ctx.flags.has("--source")) notes.push("--source: Hearth runs as `bun src/main.ts`, the baseline as `bun bare-server.ts`");
@@ -82,20 +78,24 @@ export async function prepareTargets(ctx: SuiteContext): Promise<Targets> {
     if (mode === "source") notes.push("no working dist/hearth: Hearth measured as `bun src/main.ts`; binary figures are MISSING");
   }
 
-  // The baselines run the same way as Hearth: compiled when Hearth is, so the ratio is Hearth's own cost.
-  const baseline = (name: string): string[] | undefined => {
-    const src = join(ctx.root, `bench/fixtures/${name}.ts`);
-    if (mode !== "binary") return [ctx.bun, src];
-    const out = join(ctx.tmp, name);
-    const r = runs([ctx.bun, "build", "--compile", "--minify", src, "--outfile", out], ctx.root, 60_000);
-    if (r.ok && existsSync(out)) return [out];
-    notes.push(`could not compile ${name}.ts, it runs from source (${r.output.slice(0, 200)})`);
-  };
-  const bare = baseline("bare-server") ?? [ctx.bun, bareSource];
+  const bare = fixtureCommand(ctx, mode, "bare-server", notes);
   const bareMode: Targets["bareMode"] = bare[0] === ctx.bun ? "source" : "binary";
-  const specWork = baseline("spec-work-server") ?? [ctx.bun, join(ctx.root, "bench/fixtures/spec-work-server.ts")];
 
-  return { mode, hearth: mode === "binary" ? [binary] : source, bare, bareMode, specWork, notes };
+  return { mode, hearth: mode === "binary" ? [binary] : source, bare, bareMode, notes };
+}
+
+/**
+ * The command that runs `bench/fixtures/<name>.ts` the way Hearth runs (`mode`): compiled when Hearth
+ * is, so a ratio against it is Hearth's own cost; from source when that fails (said in `notes`).
+ */
+export function fixtureCommand(ctx: SuiteContext, mode: Targets["mode"], name: string, notes: string[]): string[] {
+  const src = join(ctx.root, `bench/fixtures/${name}.ts`);
+  if (mode !== "binary") return [ctx.bun, src];
+  const out = join(ctx.tmp, name);
+  const r = runs([ctx.bun, "build", "--compile", "--minify", src, "--outfile", out], ctx.root, 60_000);
+  if (r.ok && existsSync(out)) return [out];
+  notes.push(`could not compile ${name}.ts, it runs from source (${r.output.slice(0, 200)})`);
+  return [ctx.bun, src];
 }
 
 /** Starts Hearth as `targets` says, on loopback with a free port, with `env` on top of the bench's base environment. */
