@@ -7,6 +7,7 @@ import type { GraphNodeDef } from "../model";
 import type { NodeContext, NodeOutcome, NodeRegistry } from "../nodes/node-type";
 import type { EventLog } from "./events";
 import { NodeTimeoutError } from "./retry";
+import type { ExecutionRow, NodeRunRow } from "./runner";
 
 /** A node's output larger than this (as JSON) fails the node: executions are not a blob store. */
 export const MAX_OUTPUT_CHARS = 1024 * 1024;
@@ -20,13 +21,10 @@ export interface InvokeDeps {
 
 export interface NodeCall {
   def: GraphNodeDef;
-  executionId: string;
-  nodeRunId: string;
-  attempt: number;
-  productId: string;
+  exec: ExecutionRow;
+  run: NodeRunRow;
+  /** The execution's workspace's organization ("" when the workspace is gone). */
   organizationId: string;
-  startedBy: string | null;
-  executionInput: Record<string, unknown>;
   /** What the node's expressions see. */
   scope: Record<string, unknown>;
   /** Aborted by the runner (stop, another node failed, shutdown) and here at the node's timeout. */
@@ -35,7 +33,7 @@ export interface NodeCall {
 
 /** Runs the node; an output comes back as it will be stored (a JSON copy). Throws what failed it. */
 export async function invokeNode(d: InvokeDeps, call: NodeCall): Promise<NodeOutcome> {
-  const { def, abort } = call;
+  const { def, exec, run, abort } = call;
   const type = d.registry.get(def.type);
   const timer = def.timeout_ms ? setTimeout(() => abort.abort(new NodeTimeoutError(`timed out after ${def.timeout_ms} ms`)), def.timeout_ms) : undefined;
   try {
@@ -44,21 +42,21 @@ export async function invokeNode(d: InvokeDeps, call: NodeCall): Promise<NodeOut
     const problem = d.registry.configError(def.type, config);
     if (problem) throw new Error(`config ${problem}`);
     const ctx: NodeContext = {
-      executionId: call.executionId,
-      nodeRunId: call.nodeRunId,
+      executionId: exec.id,
+      nodeRunId: run.id,
       nodeId: def.id,
-      productId: call.productId,
+      productId: exec.productId,
       organizationId: call.organizationId,
-      startedBy: call.startedBy,
-      attempt: call.attempt,
-      idempotencyKey: `${call.executionId}:${def.id}`,
+      startedBy: exec.createdBy,
+      attempt: run.attempt,
+      idempotencyKey: `${exec.id}:${def.id}`,
       signal: abort.signal,
       log: d.log,
       clock: d.clock,
       token: (delta) => {
-        if (!abort.signal.aborted) d.events.token(call.executionId, { node_id: def.id, delta });
+        if (!abort.signal.aborted) d.events.token(exec.id, { node_id: def.id, delta });
       },
-      executionInput: call.executionInput,
+      executionInput: exec.input as Record<string, unknown>,
     };
     const outcome = await raceAbort(type.run(config, ctx), abort.signal);
     if ("wait" in outcome) return outcome;

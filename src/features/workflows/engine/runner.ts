@@ -135,20 +135,9 @@ export class ExecutionRunner {
   }
 
   private async execute(run: NodeRunRow, def: GraphNodeDef, abort: AbortController, startedAt: number) {
-    const exec = this.exec;
     try {
-      const outcome = await invokeNode(this.deps, {
-        def,
-        executionId: this.id,
-        nodeRunId: run.id,
-        attempt: run.attempt,
-        productId: exec.productId,
-        organizationId: this.deps.organizationOf(exec.productId) ?? "",
-        startedBy: exec.createdBy,
-        executionInput: exec.input as Record<string, unknown>,
-        scope: this.scope(),
-        abort,
-      });
+      const organizationId = this.deps.organizationOf(this.exec.productId) ?? "";
+      const outcome = await invokeNode(this.deps, { def, exec: this.exec, run, organizationId, scope: this.scope(), abort });
       if (this.ended || this.shuttingDown) return;
       if ("wait" in outcome) return this.wait(run, outcome.wait);
       await this.commitResult(run, outcome.output, outcome.branch ?? null, startedAt);
