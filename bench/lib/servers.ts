@@ -165,7 +165,7 @@ export function readMainThreadCpuNs(pid: number): number {
 /**
  * Pins one thread to `cpus` (taskset's list, e.g. "1" or "0-1"): a process's main thread when `tid`
  * is its pid, its other threads left where they were. False where taskset (util-linux) is missing
- * or refuses; the caller then measures unpinned and says so.
+ * or refuses; the caller then leaves out what needed the placement.
  */
 export function pinThread(tid: number, cpus: string): boolean {
   try {
