@@ -76,8 +76,10 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
     return file;
   };
 
-  /** The upload's format, from its first bytes and name; refuses what is too large or not a supported format. */
+  /** The upload's format, from its first bytes and name; refuses what is empty, too large or not a supported format. */
   const checkUpload = async (name: string, file: Blob) => {
+    // Refused at once, as transcription does, rather than stored and queued only to fail with nothing to index.
+    if (file.size === 0) throw invalid(`${name} is empty: there is nothing to index`);
     if (file.size > MAX_FILE_BYTES) throw tooLarge(`${name} is larger than the 50 MB a knowledge file may be`);
     const format = detectFormat(name, new Uint8Array(await file.slice(0, DETECT_BYTES).arrayBuffer()));
     if (!format) throw unsupported(name);

@@ -191,7 +191,9 @@ describe("files", () => {
     expect(chunkRows("knowledge_chunks_fts")).toBe(chunkRows("knowledge_chunks"));
   });
 
-  test("unsupported, lying and oversized files are refused as JSON", async () => {
+  test("unsupported, lying, empty and oversized files are refused as JSON, and nothing of them is stored", async () => {
+    const files = () => h.services.storage.sqlite.query("SELECT count(*) AS n FROM knowledge_files").get();
+    const before = files();
     const png = await upload("image.png", new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]));
     expect(png.status).toBe(415);
     expect(png.body.error).toBe("UnsupportedMediaType");
@@ -202,6 +204,13 @@ describe("files", () => {
     expect(big.body.error).toBe("PayloadTooLarge");
     const noFile = await h.call("POST", "/api/knowledge-base/storage/upload", { token: jwt, raw: new FormData() });
     expect([400, 422]).toContain(noFile.status);
+    // An empty file, whatever its name says, is refused at once instead of stored to fail later.
+    for (const name of ["empty.txt", "setup.exe"]) {
+      const empty = await upload(name, new Uint8Array(0));
+      expect(empty.status).toBe(400);
+      expect(empty.body).toMatchObject({ success: false, error: "ValidationError", message: `${name} is empty: there is nothing to index` });
+    }
+    expect(files()).toEqual(before);
   });
 
   test("a broken document ends failed with a readable error", async () => {
