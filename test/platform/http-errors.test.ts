@@ -138,9 +138,13 @@ describe("ids and queries", () => {
     }
   });
 
-  test("absurd pagination values are 400", async () => {
+  test("absurd pagination values are 400, naming the key and what it must be", async () => {
+    const must = { page: "page must be an integer from 1 to 1000000", pageSize: "pageSize must be an integer from 1 to 200", limit: "limit must be an integer from 1 to 1000" };
     for (const q of ["page=0", "page=-5", "pageSize=0", "pageSize=100000", "page=abc", "limit=1e99", "pageSize=1.5", "page=99999999999"]) {
-      expectError(await h.call("GET", `/api/products?${q}`, { token: jwt }), 400, "ValidationError");
+      const r = await h.call("GET", `/api/products?${q}`, { token: jwt });
+      expectError(r, 400, "ValidationError");
+      // Out of range or not a number at all: the same sentence (Elysia forgets the key of the first).
+      expect(r.body.message).toEndWith(must[q.split("=")[0] as keyof typeof must]);
     }
     const ok = await h.call("GET", "/api/products?page=2&pageSize=1", { token: jwt });
     expect(ok.status).toBe(200);
@@ -152,5 +156,29 @@ describe("ids and queries", () => {
   test("unknown enum values are refused", async () => {
     const r = await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "x", role: "ROOT" } });
     expectError(r, 422, "ValidationError");
+    expect(r.body.message).toBe("Invalid body: role must be one of: USER, SYSTEM");
+  });
+
+  test("a bad field is named with what it must be, in words, without its value", async () => {
+    const search = (body: object) => h.call("POST", "/api/knowledge-base/embeddings", { token: jwt, body: { query: "x", product_id: ws, ...body } });
+    const cases: [Promise<{ status: number; body: any; text: string }>, string][] = [
+      [search({ top_k: 1e9 }), "top_k must be an integer from 1 to 100"],
+      [search({ top_k: "many" }), "top_k must be an integer from 1 to 100"],
+      [search({ mode: "magic" }), "mode must be one of: vector, hybrid, keyword"],
+      [search({ knowledge_base_ids: ["kb-1"] }), "knowledge_base_ids.0 must be a UUID"],
+      [h.call("POST", "/api/products", { token: jwt, body: {} }), "name is required"],
+      [h.call("POST", "/api/products", { token: jwt, body: { name: 4242 } }), "name must be a string of 1 to 200 characters"],
+      [h.call("PUT", `/api/products/${ws}`, { token: jwt, body: { description: 4242 } }), "description must be a string of at most 2000 characters, or null"],
+      [h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "x", expires_at: "tomorrow" } }), "expires_at must be a date and time in ISO 8601"],
+    ];
+    for (const [reply, message] of cases) {
+      const r = await reply;
+      expectError(r, 422, "ValidationError");
+      expect(r.body.message).toStartWith(`Invalid body: ${message}`);
+      expect(r.body.details[0].message).toStartWith(message);
+      expect(r.text).not.toMatch(/4242|magic|many|tomorrow|kb-1|1000000000|union|UnionEnum/);
+    }
+    const id = await h.call("GET", "/api/products/abc", { token: jwt });
+    expect(id.body.message).toBe("Invalid params: id must be a UUID");
   });
 });

@@ -1,6 +1,6 @@
 // Schemas of login, the caller's profile, organizations and their users.
 import { t } from "elysia";
-import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
+import { Int, QueryInt, Timestamp, Uuid } from "../../platform/http/schemas";
 
 export const Role = t.UnionEnum(["owner", "admin", "member"]);
 
@@ -49,7 +49,7 @@ export const ActivityQuery = t.Object({
   // A union of literals, not t.UnionEnum: Elysia fills a missing optional UnionEnum in a query
   // with its first value, which turned "every action" into "overrides only".
   action: t.Optional(t.Union(ACTIONS.map((a) => t.Literal(a)))),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+  limit: t.Optional(QueryInt("limit", { minimum: 1, maximum: 1000 })),
 });
 
 export const ActivityEntry = t.Object({

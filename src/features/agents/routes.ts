@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid } from "../../platform/errors";
-import { pageWindow } from "../../platform/http/pagination";
+import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
 import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas";
 import { executionView as workflowExecutionView } from "../workflows/executions";
 import { ExecutionView } from "../workflows/model";
@@ -110,7 +110,7 @@ export function agentRoutes({ auth, agents }: { auth: AuthPlugin; agents: Agents
         const { rows, total } = agents.executions(principal, params.id, win);
         return { success: true as const, data: rows, pagination: { page: win.page, pageSize: win.pageSize, total } };
       },
-      { auth: "any", params: IdParams, query: t.Object({ page: t.Optional(t.Integer({ minimum: 1 })), pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 200 })), limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })) }), response: { 200: okList(AgentExecution), ...errors(401, 404, 422, 429) }, detail: { summary: "Executions of an agent, newest first, with every tool call and the tokens used" } },
+      { auth: "any", params: IdParams, query: PaginationQuery, response: { 200: okList(AgentExecution), ...errors(401, 404, 422, 429) }, detail: { summary: "Executions of an agent, newest first, with every tool call and the tokens used" } },
     )
     .get("/api/agent-base/:id/executions/:executionId", ({ principal, params }) => ({ success: true as const, data: agents.execution(principal, params.id, params.executionId) }), {
       auth: "any",

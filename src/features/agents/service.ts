@@ -1,7 +1,7 @@
 // Agents of a workspace: the catalog, install and custom creation (each with its workflow), list,
 // read, update, uninstall, invoke, and their executions with every tool call and the tokens used.
 import { and, asc, count, desc, eq, inArray } from "drizzle-orm";
-import { validatorFor } from "../../platform/validator";
+import { problemText, validatorFor } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -103,7 +103,7 @@ export function createAgentsService(deps: {
       if (!tpl) throw unprocessable(`Unknown template "${input.template}"; the catalog has: ${TEMPLATES.map((x) => x.id).join(", ")}`);
       const settings = input.settings ?? {};
       const problem = validatorFor(tpl.settings).Errors(settings).First();
-      if (problem) throw unprocessable(`settings${problem.path}: ${problem.message}`);
+      if (problem) throw unprocessable(problemText(problem, "settings"));
       const kbs = (settings.knowledge_base_ids as string[] | undefined) ?? [];
       checkBases(p, kbs);
       const id = crypto.randomUUID();

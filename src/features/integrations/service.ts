@@ -4,7 +4,7 @@
 // sealed with the secret key and never returned.
 import { and, count, desc, eq, isNull, or } from "drizzle-orm";
 import type { TSchema } from "@sinclair/typebox";
-import { validatorFor } from "../../platform/validator";
+import { problemText, validatorFor } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -32,7 +32,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
   };
   const check = (schema: TSchema, value: unknown, what: string) => {
     const e = validatorFor(schema).Errors(value).First();
-    if (e) throw unprocessable(`${what}${e.path}: ${e.message}`);
+    if (e) throw unprocessable(problemText(e, what));
   };
 
   /** Visible: the caller's organization; a local one only to callers who see its workspace. */

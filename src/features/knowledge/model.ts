@@ -1,6 +1,7 @@
 // Schemas of the knowledge base and file storage endpoints.
 import { t } from "elysia";
-import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
+import { Int, Timestamp, Uuid } from "../../platform/http/schemas";
+import { PaginationQuery } from "../../platform/http/pagination";
 
 export const KnowledgeBase = t.Object({
   id: Uuid,
@@ -57,9 +58,7 @@ export const ReplaceBody = t.Object({
 
 export const StorageQuery = t.Object({
   knowledge_base_id: Uuid,
-  page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000 })),
-  pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 200 })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000 })),
+  ...PaginationQuery.properties,
 });
 
 // The search and embedding-state endpoints (search-routes.ts).

@@ -1,6 +1,6 @@
 // Request and response schemas of the API token endpoints (validation, types and docs in one).
 import { t } from "elysia";
-import { Timestamp, Uuid, Int } from "../../platform/http/schemas";
+import { Int, QueryInt, Timestamp, Uuid } from "../../platform/http/schemas";
 
 export const TokenRole = t.UnionEnum(["USER", "SYSTEM"], { description: "USER (default) or SYSTEM (needed by the MCP admin tools)" });
 
@@ -26,7 +26,7 @@ export const UpdateTokenBody = t.Object(
 export const RenewTokenBody = t.Object({ expires_at: Timestamp }, { additionalProperties: false });
 
 export const AuditQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "Newest entries first (default 100)" })),
+  limit: t.Optional(QueryInt("limit", { minimum: 1, maximum: 1000, description: "Newest entries first (default 100)" })),
 });
 
 export const Token = t.Object({

@@ -9,7 +9,8 @@ export const TranscriptionBody = t.Object(
     language: t.Optional(t.String({ maxLength: 32, description: 'ISO 639-1 code such as "en"; detected when left out' })),
     prompt: t.Optional(t.String({ maxLength: 4000, description: "Accepted for compatibility; not used by this Whisper build" })),
     response_format: t.Optional(t.String({ description: "json (default), text, srt, vtt or verbose_json" })),
-    temperature: t.Optional(t.Numeric({ minimum: 0, maximum: 1, description: "Accepted for compatibility; decoding is greedy" })),
+    // Its own error names it: Elysia forgets the key of a form's number that is out of range (QueryInt).
+    temperature: t.Optional(t.Numeric({ minimum: 0, maximum: 1, description: "Accepted for compatibility; decoding is greedy", error: "temperature must be a number from 0 to 1" })),
     "timestamp_granularities[]": t.Optional(t.Union([t.String(), t.Array(t.String())])),
   },
   { additionalProperties: false },

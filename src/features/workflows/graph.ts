@@ -17,7 +17,7 @@ export function validateGraph(graph: Graph, registry: NodeRegistry): void {
     if (!type) throw refuse(node.id, `unknown node type "${node.type}"; known: ${registry.list().map((t) => t.type).join(", ")}`);
     const config = node.config ?? {};
     const schemaProblem = registry.configError(node.type, config, true);
-    if (schemaProblem) throw refuse(node.id, `config ${schemaProblem}`);
+    if (schemaProblem) throw refuse(node.id, schemaProblem);
     for (const key of type.expressionKeys ?? []) {
       const source = config[key];
       if (typeof source !== "string") continue;

@@ -2,6 +2,7 @@
 import { Elysia, ValidationError } from "elysia";
 import { AppError, errorBody, invalid, noSuchEndpoint, unprocessable, unsupportedMedia } from "../errors";
 import type { Logger } from "../log";
+import { problemText } from "../validator";
 import { settleRequest } from "./request-meta";
 import { bodyLeftUnread } from "./body";
 
@@ -13,12 +14,8 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
 }
 
 /** Turns Elysia's validation error into a short list a person can act on, without echoing values. */
-function validationDetails(error: ValidationError): { where: string; details: { path: string; message: string }[] } {
-  const details = [...error.all].slice(0, 20).map((e) => {
-    const issue = e as { path?: string; message?: string; summary?: string };
-    return { path: issue.path || "/", message: issue.summary ?? issue.message ?? "is invalid" };
-  });
-  return { where: error.type, details };
+function validationDetails(error: ValidationError): { path: string; message: string }[] {
+  return [...error.all].slice(0, 20).map((issue) => ({ path: issue.path || "/", message: problemText(issue) }));
 }
 
 export function toAppError(code: string | number, error: unknown): AppError {
@@ -32,13 +29,13 @@ export function toAppError(code: string | number, error: unknown): AppError {
       return invalid("Request body could not be parsed; send valid JSON with Content-Type: application/json");
     case "VALIDATION": {
       const v = error as ValidationError;
-      const { where, details } = validationDetails(v);
-      const first = details[0];
-      const field = first && first.path !== "/" ? first.path.replace(/^\//, "").replaceAll("/", ".") : "";
-      const message = !first ? `Invalid ${where}` : field && !first.message.includes(`'${field}'`) ? `Invalid ${where}: ${field}: ${first.message}` : `Invalid ${where}: ${first.message}`;
+      const details = validationDetails(v);
+      // "property": a value Elysia checked on its own, its part of the request unknown.
+      const where = v.type === "property" ? "" : `Invalid ${v.type}`;
+      const message = [where, details[0]?.message].filter(Boolean).join(": ") || "Invalid request";
       // A malformed id, query or header is a bad request line (400); a body that parses but has
       // the wrong shape is unprocessable (422).
-      return where === "body" ? unprocessable(message, details) : invalid(message, details);
+      return v.type === "body" ? unprocessable(message, details) : invalid(message, details);
     }
     case "INVALID_FILE_TYPE":
       return unsupportedMedia("Unsupported file type");

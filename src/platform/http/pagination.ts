@@ -1,11 +1,11 @@
 // The spec's pagination (page, pageSize, limit) as one schema and one window computation.
 import { t } from "elysia";
-import { Int } from "./schemas";
+import { Int, QueryInt } from "./schemas";
 
 export const PaginationQuery = t.Object({
-  page: t.Optional(t.Integer({ minimum: 1, maximum: 1_000_000, description: "Page number, from 1" })),
-  pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 200, description: "Items per page (default 50)" })),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "Alternative cap on results (default 100)" })),
+  page: t.Optional(QueryInt("page", { minimum: 1, maximum: 1_000_000, description: "Page number, from 1" })),
+  pageSize: t.Optional(QueryInt("pageSize", { minimum: 1, maximum: 200, description: "Items per page (default 50)" })),
+  limit: t.Optional(QueryInt("limit", { minimum: 1, maximum: 1000, description: "Alternative cap on results (default 100)" })),
 });
 
 export interface PageWindow {

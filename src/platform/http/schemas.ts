@@ -9,6 +9,13 @@ import { Type, type IntegerOptions } from "@sinclair/typebox";
  */
 export const Int = (options?: IntegerOptions) => Type.Integer(options);
 
+/**
+ * An integer in a query string. Elysia checks a number read from a query (or a form) on its own and
+ * forgets its key when it is out of range, so the schema carries its own error naming the key.
+ */
+export const QueryInt = (key: string, options: { minimum: number; maximum: number; description?: string }) =>
+  t.Integer({ ...options, error: `${key} must be an integer from ${options.minimum} to ${options.maximum}` });
+
 export const Uuid = t.String({ format: "uuid", description: "UUID" });
 export const IdParams = t.Object({ id: Uuid });
 export const Timestamp = t.String({ format: "date-time", description: "ISO 8601 UTC" });

@@ -2,7 +2,7 @@
 // Features contribute fixed tools from their tools.ts; providers add per-workspace tools
 // (integrations) at call time.
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
-import { validatorFor } from "../validator";
+import { problemText, validatorFor } from "../validator";
 import type { TokenPrincipal } from "../auth/principal";
 import type { Logger } from "../log";
 import type { ToolSpec } from "../llm/llm";
@@ -81,7 +81,7 @@ export function createToolRegistry() {
       if (!first) return undefined;
       // The property's own description says what is expected (for _integration: the options).
       const prop = ((tool.input as TObject).properties ?? {})[first.path.split("/")[1] ?? ""] as TSchema | undefined;
-      return `${first.path || "arguments"}: ${first.message}${prop?.description ? ` (${prop.description})` : ""}`;
+      return `${problemText(first, "arguments")}${prop?.description ? ` (${prop.description})` : ""}`;
     },
   };
 }

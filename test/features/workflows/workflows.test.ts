@@ -69,7 +69,7 @@ describe("definitions and versions", () => {
     ["an unknown time zone", linear({ id: "tick", type: "trigger.schedule", config: { cron: "0 8 * * *", timezone: "Mars/Olympus" } }), /Node "tick".*time zone/],
     ["a bad expression", linear({ id: "a", type: "trigger.manual" }, { id: "calc", type: "transform", config: { expression: "input.(" } }), /Node "calc".*expression/],
     ["a bad template", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: "https://x.test/{{ input.[ }}" } }), /Node "get".*expression/],
-    ["a bad config", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: 42 } }), /Node "get".*config/],
+    ["a bad config", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: 42 } }), /Node "get": config\.url must be a string/],
     ["a duplicate id", { nodes: [{ id: "a", type: "trigger.manual" }, { id: "a", type: "output" }] }, /Node "a".*twice/],
     ["an edge into a trigger", { nodes: [{ id: "a", type: "output" }, { id: "t", type: "trigger.manual" }], edges: [{ from: "a", to: "t" }] }, /Node "t".*trigger/],
   ];

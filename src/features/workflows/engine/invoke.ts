@@ -40,7 +40,7 @@ export async function invokeNode(d: InvokeDeps, call: NodeCall): Promise<NodeOut
     if (!type) throw new Error(`unknown node type "${def.type}"`);
     const config = await resolveConfig(def.config ?? {}, type.expressionKeys ?? [], call.scope);
     const problem = d.registry.configError(def.type, config);
-    if (problem) throw new Error(`config ${problem}`);
+    if (problem) throw new Error(problem);
     const ctx: NodeContext = {
       executionId: exec.id,
       nodeRunId: run.id,

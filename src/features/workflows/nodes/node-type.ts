@@ -2,7 +2,7 @@
 // A new capability (agents, integrations) adds a node by registering a module; the engine never
 // branches on a type name.
 import type { TSchema } from "elysia";
-import { validatorFor } from "../../../platform/validator";
+import { problemText, validatorFor } from "../../../platform/validator";
 import type { Logger } from "../../../platform/log";
 import type { Clock } from "../../../platform/clock";
 
@@ -81,7 +81,7 @@ export function createNodeRegistry(types: NodeType<any>[]) {
       if (!entry) return `unknown node type "${type}"`;
       for (const e of validatorFor(entry.def.config).Errors(config)) {
         if (templated && typeof e.value === "string" && e.value.includes("{{")) continue;
-        return `${e.path || "config"}: ${e.message}`;
+        return problemText(e, "config");
       }
       return undefined;
     },
