@@ -36,6 +36,7 @@ const FLOOR_BASELINE = "bare Bun.serve (the floor's turns)";
 const TOGETHER = "on one CPU";
 const TOGETHER_BASELINE = "bare Bun.serve, same placement";
 const SPEC_WORK = "spec-work server (plain Elysia)";
+const SPEC_BASELINE = "bare Bun.serve (the spec-work server's turns)";
 
 /**
  * Puts the client's and the servers' main threads on CPU 0 ("together") or back on every CPU
@@ -212,10 +213,19 @@ async function run(ctx: SuiteContext) {
     // which it would otherwise lengthen.
     const [seqFloorBare, seqFloor] = (await measureSequentialInTurns([bareTarget, floorTarget], SEQUENTIAL)) as [SequentialResult, SequentialResult];
     inputs.push(context(`${FLOOR} p50`, seqFloor, seqFloorBare, FLOOR_BASELINE), cpuRow(FLOOR, seqFloor, seqFloorBare, FLOOR_BASELINE));
-    // Context, no goal: validate, bare and the spec-work server in turns, client and servers on one
-    // CPU (see `place`): Hearth against the bare server and against the spec's work done plainly.
+    // Context, no goal: validate, bare and the spec-work server in turns (Hearth against the bare
+    // server and against the spec's work done plainly), then again with client and servers on one
+    // CPU (see `place`).
     specWork = await startServer({ name: "spec-work", cmd: [...specWorkCmd, "0", session.apiToken], env: baseEnv({}), cwd: ctx.root });
     const specTarget = target(specWork, VALIDATE, token);
+    // First as the scheduler places the threads, the goals' regime: how much of the goal the spec's
+    // work alone takes there.
+    ctx.log("sequential latency (bare, validate, spec-work server)");
+    const [freeBare, freeValidate, freeSpec] = (await measureSequentialInTurns([bareTarget, hValidate, specTarget], SEQUENTIAL)) as [SequentialResult, SequentialResult, SequentialResult];
+    inputs.push(
+      context(`${SPEC_WORK} p50`, freeSpec, freeBare, SPEC_BASELINE),
+      context(`GET ${VALIDATE} p50 vs the spec-work server`, freeValidate, freeSpec, `${SPEC_WORK}, same turns`),
+    );
     const servers = [hearth.pid, bare.pid, specWork.pid];
     if (place("together", servers)) {
       ctx.log("sequential latency, client and servers on CPU 0 (bare, validate, spec-work server)");
