@@ -4,6 +4,7 @@
 // and the internal children (`__parse`, one per ingested file; `__extract-native`) start without loading them.
 import { loadConfig, ConfigError, SETTINGS, type Config } from "./platform/config";
 import pkg from "../package.json";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 
 const VERSION: string = pkg.version;
@@ -90,6 +91,9 @@ async function serve(config: Config) {
 
 async function backup(config: Config, file: string | undefined) {
   if (!file) fail("backup needs a target file: hearth backup <file>");
+  // Opening the database would create an empty one, and a wrong data dir would back that up.
+  const database = join(config.dataDir, "hearth.db");
+  if (!existsSync(database)) fail(`no Hearth database at ${database}: point HEARTH_DATA_DIR (or --data-dir) at the data dir of the Hearth to back up`);
   const [{ openStorage }, { backupDatabase }] = await Promise.all([import("./platform/db/database"), import("./features/system/backup")]);
   // No instance lock: a backup reads one consistent snapshot while the server keeps writing.
   const storage = await openStorage(config.dataDir);

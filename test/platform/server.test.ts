@@ -98,6 +98,13 @@ describe("process", () => {
     const again = await run(["backup", backupFile], env(dir));
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already exists/);
+    // A wrong data dir is refused, not backed up as a new empty database.
+    const elsewhere = join(dir, "not-a-data-dir");
+    const wrong = await run(["backup", join(dir, "empty.db")], env(elsewhere));
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain(`no Hearth database at ${join(elsewhere, "hearth.db")}`);
+    expect(existsSync(elsewhere)).toBe(false);
+    expect(existsSync(join(dir, "empty.db"))).toBe(false);
 
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
