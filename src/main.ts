@@ -17,8 +17,15 @@ Usage:
   hearth --help | --version
 
 Options of serve and backup (each also an environment variable; options win):
-${SETTINGS.map((s) => `  ${`${s.flag} <value>`.padEnd(28)}${s.env.padEnd(26)}${s.help}${s.default ? ` (default ${s.default})` : ""}`).join("\n")}
+${options()}
 `;
+
+/** The settings as three columns, each as wide as its longest entry. */
+function options(): string {
+  const flags = SETTINGS.map((s) => `${s.flag} <value>`);
+  const [flagWidth, envWidth] = [Math.max(...flags.map((f) => f.length)) + 2, Math.max(...SETTINGS.map((s) => s.env.length)) + 2];
+  return SETTINGS.map((s, i) => `  ${flags[i]!.padEnd(flagWidth)}${s.env.padEnd(envWidth)}${s.help}${s.default ? ` (default ${s.default})` : ""}`).join("\n");
+}
 
 /**
  * The binary starts with JavaScriptCore's tier-up thresholds raised (build.ts `jitPolicy`), so code

@@ -65,6 +65,11 @@ describe("process", () => {
     const help = await run(["--help"], process.env);
     expect(help.code).toBe(0);
     for (const word of ["serve", "backup", "--port", "HEARTH_DATA_DIR", "--rate-limit-strict"]) expect(help.stdout).toContain(word);
+    // Every option in three columns that line up, the longest names included.
+    const options = help.stdout.split("\n").filter((l) => l.startsWith("  --") && l.includes("HEARTH_"));
+    expect(options.length).toBeGreaterThan(20);
+    for (const line of options) expect(line).toMatch(/^  --[\w-]+ <value> {2,}HEARTH_\w+ {2,}\S/);
+    expect(new Set(options.map((l) => l.indexOf("HEARTH_"))).size).toBe(1);
     const version = await run(["--version"], process.env);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
