@@ -68,13 +68,24 @@ async function serve(config: Config) {
   }
   services.start();
   storage.startCheckpointer(log);
-  const app = createApp(services).listen({
-    hostname: config.host,
-    port: config.port,
-    // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
-    maxRequestBodySize: MAX_REQUEST_BYTES * 2,
-    idleTimeout: 30,
-  });
+  const app = createApp(services);
+  try {
+    app.listen({
+      hostname: config.host,
+      port: config.port,
+      // Elysia's default shares the port with any other server on it, and a second Hearth (another
+      // data dir) would then answer every other request from its own database.
+      reusePort: false,
+      // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
+      maxRequestBodySize: MAX_REQUEST_BYTES * 2,
+      idleTimeout: 30,
+    });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE") fail(`${config.host}:${config.port} is in use by another program (another Hearth?): stop it, or choose another port with --port or HEARTH_PORT`);
+    if (code === "EINVAL" || code === "EADDRNOTAVAIL") fail(`cannot listen on ${config.host}: not an address of this machine (--host or HEARTH_HOST)`);
+    throw e;
+  }
   const server = app.server!;
   log.info("hearth listening", { url: `http://${server.hostname}:${server.port}`, dataDir: config.dataDir, version: VERSION });
   process.stdout.write(`Hearth ${VERSION} listening on http://${server.hostname}:${server.port} (docs at /docs)\n`);
