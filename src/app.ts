@@ -3,7 +3,9 @@
 // `auth` route option reads it after the credentials and the rate limit are checked.
 import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
-import { errorHandler } from "./platform/http/errors";
+import { errorBody } from "./platform/errors";
+import { errorHandler, toAppError } from "./platform/http/errors";
+import type { Logger } from "./platform/log";
 import { explorer } from "./platform/http/explorer";
 import { consoleRoutes } from "./platform/http/console";
 import { consoleAssets } from "./platform/http/console-assets";
@@ -26,8 +28,6 @@ import { communicatorRoutes } from "./features/integrations/communicator-routes"
 import { triggerRoutes } from "./features/workflows/trigger-routes";
 import { webhookRoutes } from "./features/workflows/webhook-routes";
 import type { Services } from "./services";
-
-export { MAX_REQUEST_BYTES };
 
 let appSeed = 0;
 
@@ -78,3 +78,25 @@ function mcpHosts(config: Services["config"]): string[] {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * How the server listens (main.ts). Not in Bun's development mode, whose error page shows a stack
+ * (Elysia turns it on unless NODE_ENV is production), and not sharing the port (Elysia's default
+ * SO_REUSEPORT let a second Hearth of another data dir answer every other request from its own
+ * database). What escapes Elysia's error handler (a bug) still gets the JSON envelope.
+ */
+export function listenOptions(host: string, port: number, log: Logger) {
+  return {
+    hostname: host,
+    port,
+    development: false,
+    reusePort: false,
+    // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
+    maxRequestBodySize: MAX_REQUEST_BYTES * 2,
+    idleTimeout: 30,
+    error(error: Error) {
+      log.error("request failed outside the error handler", { error: String(error?.stack ?? error) });
+      return Response.json(errorBody(toAppError("UNKNOWN", error)), { status: 500 });
+    },
+  };
+}

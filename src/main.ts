@@ -42,7 +42,7 @@ function fail(message: string): never {
 }
 
 async function serve(config: Config) {
-  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, MAX_REQUEST_BYTES }] = await Promise.all([
+  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
     import("./platform/log"),
@@ -70,16 +70,7 @@ async function serve(config: Config) {
   storage.startCheckpointer(log);
   const app = createApp(services);
   try {
-    app.listen({
-      hostname: config.host,
-      port: config.port,
-      // Elysia's default shares the port with any other server on it, and a second Hearth (another
-      // data dir) would then answer every other request from its own database.
-      reusePort: false,
-      // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
-      maxRequestBodySize: MAX_REQUEST_BYTES * 2,
-      idleTimeout: 30,
-    });
+    app.listen(listenOptions(config.host, config.port, log));
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "EADDRINUSE") fail(`${config.host}:${config.port} is in use by another program (another Hearth?): stop it, or choose another port with --port or HEARTH_PORT`);

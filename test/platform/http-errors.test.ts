@@ -1,5 +1,7 @@
 // Bad input of every kind gets the envelope of DESIGN.md with a 4xx, never a 500 or a stack.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { listenOptions } from "../../src/app";
+import { silentLogger } from "../../src/platform/log";
 import { createHarness, defaultWorkspaceId, type Harness } from "../support/harness";
 
 let h: Harness;
@@ -64,6 +66,30 @@ describe("routing", () => {
       await res.arrayBuffer();
     }
     expect(ids.size).toBe(cases.length);
+  });
+});
+
+describe("the server's own options", () => {
+  test("what escapes the error handler is a JSON 500 without a stack; the port is not shared", async () => {
+    const options = listenOptions("127.0.0.1", 0, silentLogger);
+    expect(options).toMatchObject({ development: false, reusePort: false });
+    const server = Bun.serve({
+      ...options,
+      fetch() {
+        throw new Error("leaked at /srv/hearth/src/secret.ts:12");
+      },
+    });
+    try {
+      const r = await fetch(`http://127.0.0.1:${server.port}/x`);
+      expect(r.status).toBe(500);
+      const text = await r.text();
+      expect(JSON.parse(text)).toEqual({ success: false, error: "InternalError", message: expect.any(String) });
+      expect(text).not.toMatch(/leaked|secret\.ts|stack/);
+      // A second listener on the same port is refused instead of sharing it.
+      expect(() => Bun.serve({ ...listenOptions("127.0.0.1", server.port!, silentLogger), fetch: () => new Response("other") })).toThrow();
+    } finally {
+      server.stop(true);
+    }
   });
 });
 
