@@ -20,6 +20,7 @@ const workers = [
   join(root, "src/platform/db/checkpoint-worker.ts"),
   join(root, "src/platform/db/fold-worker.ts"),
   join(root, "src/platform/http/multipart-worker.ts"),
+  join(root, "src/features/system/backup-worker.ts"),
 ];
 
 function fail(message: string): never {

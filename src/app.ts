@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { errorBody } from "./platform/errors";
 import { errorHandler, toAppError } from "./platform/http/errors";
+import { IDLE_TIMEOUT_S } from "./platform/http/long-request";
 import type { Logger } from "./platform/log";
 import { explorer } from "./platform/http/explorer";
 import { consoleRoutes } from "./platform/http/console";
@@ -93,7 +94,7 @@ export function listenOptions(host: string, port: number, log: Logger) {
     reusePort: false,
     // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
     maxRequestBodySize: MAX_REQUEST_BYTES * 2,
-    idleTimeout: 30,
+    idleTimeout: IDLE_TIMEOUT_S,
     error(error: Error) {
       log.error("request failed outside the error handler", { error: String(error?.stack ?? error) });
       return Response.json(errorBody(toAppError("UNKNOWN", error)), { status: 500 });

@@ -13,7 +13,7 @@ import { createTokenAuditLog } from "./features/tokens/audit-log";
 import { createTokensService } from "./features/tokens/service";
 import { tokensPart } from "./features/tokens/part";
 import { createActivityService } from "./features/activity/service";
-import { backupDatabase } from "./features/system/backup";
+import { backupApart } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
 import { createWalSync } from "./platform/db/durability";
 import { createKnowledgeService } from "./features/knowledge/service";
@@ -219,9 +219,10 @@ export async function createServices({ config, storage, clock = systemClock, log
     bootstrap,
     version: VERSION,
     // Token uses still in their journal are folded first, so the copy holds every acknowledged one.
+    // The copy is made on a thread of its own (backupApart), so the server keeps answering meanwhile.
     backup: (file: string) => {
       tokenAudit.flush();
-      return backupDatabase(storage.sqlite, file);
+      return backupApart(storage.path, file);
     },
 
     /** Starts background work: the sweeps, the job runner and the engine (resuming unfinished work). */

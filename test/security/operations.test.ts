@@ -116,6 +116,43 @@ describe("who may run operations", () => {
   });
 });
 
+describe("backups", () => {
+  test("the server keeps answering while a backup copies the database, and the copy holds every acknowledged token use", async () => {
+    h = await createHarness();
+    const jwt = await h.login();
+    const ws = await defaultWorkspaceId(h, jwt);
+    const token = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "during backup" } })).body.data;
+    for (let i = 0; i < 5; i++) expect((await h.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": token.token } })).status).toBe(200);
+    // ~150 MB of pages to copy (several hundred ms): on the event loop, nothing else would be answered meanwhile.
+    const sqlite = h.services.storage.sqlite;
+    sqlite.run("CREATE TABLE ballast (b BLOB)");
+    const page = new Uint8Array(1 << 20).map((_, i) => (i * 2654435761) & 255);
+    sqlite.transaction(() => {
+      for (let i = 0; i < 150; i++) sqlite.run("INSERT INTO ballast VALUES (?)", [page]);
+    })();
+    let backupDone = false;
+    const backup = h.call("POST", "/api/admin/backup", { token: jwt }).then((r) => {
+      backupDone = true;
+      return r;
+    });
+    const health = await h.call("GET", "/health");
+    expect(health.status).toBe(200);
+    expect(backupDone).toBe(false);
+    const b = await backup;
+    expect(b.status).toBe(201);
+    expect(b.body.data).toMatchObject({ integrity: "ok", bytes: expect.any(Number) });
+    const { Database } = await import("bun:sqlite");
+    const copy = new Database(b.body.data.file, { readonly: true });
+    try {
+      expect(copy.query("SELECT count(*) AS n FROM ballast").get()).toEqual({ n: 150 });
+      const uses = copy.query("SELECT count(*) AS n FROM api_token_audit_logs WHERE token_id = ? AND action = 'used'").get(token.id) as { n: number };
+      expect(uses.n).toBe(5);
+    } finally {
+      copy.close();
+    }
+  });
+});
+
 describe("file modes", () => {
   test("database, WAL and shm are 0600 after start; a backup is 0600 in a 0700 folder", async () => {
     h = await createHarness();

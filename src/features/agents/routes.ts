@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid } from "../../platform/errors";
+import { whileWorking } from "../../platform/http/long-request";
 import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
 import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas";
 import { executionView as workflowExecutionView } from "../workflows/executions";
@@ -96,8 +97,8 @@ export function agentRoutes({ auth, agents }: { auth: AuthPlugin; agents: Agents
     )
     .post(
       "/api/agent-base/:id/invoke",
-      async ({ principal, params, body, set }) => {
-        const { execution, ended } = await agents.invoke(principal, params.id, body.input, body.wait ?? false);
+      async ({ principal, params, body, request, server, set }) => {
+        const { execution, ended } = await whileWorking(server, request, () => agents.invoke(principal, params.id, body.input, body.wait ?? false));
         set.status = ended ? 200 : 202;
         return { success: true as const, message: ended ? `Execution ${execution.status}` : "Execution queued", data: workflowExecutionView(execution) };
       },

@@ -3,6 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { AllowList } from "../../platform/net/safe-fetch";
+import { whileWorking } from "../../platform/http/long-request";
 import { pageWindow } from "../../platform/http/pagination";
 import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas";
 import { CreateIntegrationBody, Integration, IntegrationQuery, IntegrationType, UpdateIntegrationBody } from "./model";
@@ -75,8 +76,8 @@ export function integrationRoutes({ auth, integrations: service, allow }: { auth
     })
     .post(
       "/api/integrations-base/:id/test",
-      async ({ principal, params, request }) => {
-        const r = await service.test(principal, params.id, request.signal, allow);
+      async ({ principal, params, request, server }) => {
+        const r = await whileWorking(server, request, () => service.test(principal, params.id, request.signal, allow));
         return { success: true as const, message: r.message, data: { ok: r.ok } };
       },
       { auth: "any", params: IdParams, response: { 200: ok(t.Object({ ok: t.Boolean() })), ...errors(401, 403, 404, 422, 429) }, detail: { summary: "Check an integration's config and credentials against its service (an addition)" } },

@@ -6,6 +6,7 @@ import { forbidden, invalid } from "../../platform/errors";
 import type { Clock } from "../../platform/clock";
 import type { Principal } from "../../platform/auth/principal";
 import { privateFile } from "../../platform/db/database";
+import { workerUrl } from "../../platform/native";
 
 export interface BackupResult {
   file: string;
@@ -41,8 +42,29 @@ export function backupDatabase(sqlite: Database, target: string, loadExtension?:
   return { file, bytes: statSync(file).size, integrity: "ok" };
 }
 
+/**
+ * `backupDatabase` of the database file at `dbPath` on a thread of its own (backup-worker.ts), for
+ * the running server: a refusal (the target exists) keeps its status, anything else is a failure.
+ */
+export function backupApart(dbPath: string, target: string): Promise<BackupResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerUrl("features/system/backup-worker.ts"), { smol: true });
+    worker.onmessage = (ev: MessageEvent<{ ok: true; result: BackupResult } | { ok: false; status: number; message: string }>) => {
+      worker.terminate();
+      const r = ev.data;
+      if (r.ok) resolve(r.result);
+      else reject(r.status === 400 ? invalid(r.message) : new Error(`backup failed: ${r.message}`));
+    };
+    worker.onerror = (ev) => {
+      worker.terminate();
+      reject(new Error(`backup failed: ${ev.message}`));
+    };
+    worker.postMessage({ path: dbPath, target });
+  });
+}
+
 /** A super admin's backup (POST /api/admin/backup): into <data dir>/backups/, named by when it was taken. */
-export function adminBackup(principal: Principal, d: { dataDir: string; clock: Clock; backup: (file: string) => BackupResult }): BackupResult {
+export function adminBackup(principal: Principal, d: { dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult> }): Promise<BackupResult> {
   if (principal.kind !== "user" || !principal.isSuperAdmin) throw forbidden("Only super admins may take backups");
   const stamp = new Date(d.clock.now()).toISOString().replace(/[:.]/g, "-");
   return d.backup(join(d.dataDir, "backups", `hearth-${stamp}.db`));

@@ -2,6 +2,7 @@
 import { Elysia, t, type Static } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
+import { whileWorking } from "../../platform/http/long-request";
 import { errors, ok, Int } from "../../platform/http/schemas";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { CheckState } from "../../platform/parts";
@@ -10,7 +11,7 @@ import { Checks } from "./model";
 
 const statusesOnly = (checks: Record<string, CheckState>) => Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }]));
 
-export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => BackupResult }) {
+export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult> }) {
   return new Elysia()
     .use(deps.auth)
     .get(
@@ -44,9 +45,10 @@ export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promi
     )
     .post(
       "/api/admin/backup",
-      ({ principal, set }) => {
+      async ({ principal, request, server, set }) => {
+        const data = await whileWorking(server, request, () => adminBackup(principal, deps));
         set.status = 201;
-        return { success: true as const, message: "Backup written and checked", data: adminBackup(principal, deps) };
+        return { success: true as const, message: "Backup written and checked", data };
       },
       {
         auth: "jwt",

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid, tooLarge } from "../../platform/errors";
+import { whileWorking } from "../../platform/http/long-request";
 import { blobBytes } from "../../platform/http/multipart";
 import { errors } from "../../platform/http/schemas";
 import { prepareAudio } from "./audio";
@@ -19,7 +20,7 @@ export function transcriptionRoutes({ auth, transcriber }: { auth: AuthPlugin; t
     .guard({ detail: { tags: ["Audio"] } })
     .post(
       "/api/audio/transcriptions",
-      async ({ body, request, set }) => {
+      ({ body, request, server, set }) => whileWorking(server, request, async () => {
         const format = (body.response_format ?? "json") as ResponseFormat;
         if (!RESPONSE_FORMATS.includes(format)) throw invalid(`response_format must be one of ${RESPONSE_FORMATS.join(", ")}`);
         const granularities = [body["timestamp_granularities[]"] ?? []].flat();
@@ -31,7 +32,7 @@ export function transcriptionRoutes({ auth, transcriber }: { auth: AuthPlugin; t
         const out = render(transcript, format);
         set.headers["content-type"] = out.contentType;
         return out.body;
-      },
+      }),
       {
         auth: "any:strict",
         body: TranscriptionBody,
