@@ -5,11 +5,12 @@ import type { Principal } from "../../platform/auth/principal";
 import { durableCommit } from "../../platform/db/durability";
 import { conflict, notFound } from "../../platform/errors";
 import { knowledgeBases, knowledgeFiles } from "./table";
+import type { ChunkDrain } from "./drain";
 import type { KnowledgeBaseRow, KnowledgeDeps } from "./service";
 
 export const DEFAULT_KB = "Default";
 
-export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }: KnowledgeDeps) {
+export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }: KnowledgeDeps, drain: ChunkDrain) {
   const now = () => new Date(clock.now());
 
   // Prepared once: every search, upload and file request looks these up (building a drizzle query
@@ -113,9 +114,13 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
       return { ...kb, ...next };
     },
 
-    /** Deletes the knowledge base with all its files, chunks, keyword rows and vectors (one transaction, durable when it resolves). */
+    /**
+     * Deletes the knowledge base with all its files, chunks, keyword rows and vectors: the chunks
+     * drained first (drain.ts), the rest in one transaction, durable when it resolves.
+     */
     async deleteBase(principal: Principal, id: string) {
       const kb = requireBase(principal, id);
+      await drain.base(kb.id);
       await durableCommit(db, sync, () => db.delete(knowledgeBases).where(eq(knowledgeBases.id, kb.id)).run());
     },
   };

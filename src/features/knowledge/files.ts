@@ -7,6 +7,7 @@ import { conflict, invalid, notFound, tooLarge, unprocessable, unsupportedMedia 
 import type { PageWindow } from "../../platform/http/pagination";
 import { jobKind } from "../../platform/jobs/queue";
 import type { KnowledgeBases } from "./bases";
+import type { ChunkDrain } from "./drain";
 import { digestOf } from "./content";
 import { DETECT_BYTES, detectFormat, mimeOf, SUPPORTED } from "./ingest/detect";
 import { megabytes, PARSE_CAPS } from "./ingest/parse";
@@ -20,7 +21,7 @@ export const EMBED_JOB = jobKind<{ fileId: string }>("knowledge.embed");
 
 const unsupported = (name: string) => unsupportedMedia(`${name} is not a supported document; upload one of ${SUPPORTED}`);
 
-export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, sync }: KnowledgeDeps, { ensureDefault, requireBase, baseExists }: KnowledgeBases) {
+export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, sync }: KnowledgeDeps, { ensureDefault, requireBase, baseExists }: KnowledgeBases, drain: ChunkDrain) {
   const now = () => new Date(clock.now());
   const commitDurably = (write: () => void) => durableCommit(db, sync, write);
 
@@ -253,9 +254,13 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       });
     },
 
-    /** Deletes the file with its bytes, chunks, keyword rows and vectors in one transaction, durable when it resolves. */
+    /**
+     * Deletes the file with its bytes, chunks, keyword rows and vectors: the chunks drained first
+     * (drain.ts), the rest in one transaction, durable when it resolves.
+     */
     async deleteFile(principal: Principal, id: string) {
       const file = requireFile(principal, id);
+      await drain.file(file.id);
       await commitDurably(() => db.delete(knowledgeFiles).where(eq(knowledgeFiles.id, file.id)).run());
     },
   };

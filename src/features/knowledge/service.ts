@@ -5,6 +5,7 @@ import type { Db } from "../../platform/db/database";
 import type { JobQueue } from "../../platform/jobs/queue";
 import type { WorkspacesService } from "../workspaces/service";
 import { createKnowledgeBases } from "./bases";
+import { createChunkDrain } from "./drain";
 import type { ContentStore } from "./content";
 import { createKnowledgeFiles } from "./files";
 import type { knowledgeBases, knowledgeFiles } from "./table";
@@ -34,8 +35,10 @@ export interface KnowledgeDeps {
 }
 
 export function createKnowledgeService(deps: KnowledgeDeps) {
-  const bases = createKnowledgeBases(deps);
-  return { ...bases, ...createKnowledgeFiles(deps, bases) };
+  const drain = createChunkDrain(deps.db.$client);
+  deps.workspaces.onRemoving((productId) => drain.workspace(productId));
+  const bases = createKnowledgeBases(deps, drain);
+  return { ...bases, ...createKnowledgeFiles(deps, bases, drain) };
 }
 
 export type KnowledgeService = ReturnType<typeof createKnowledgeService>;

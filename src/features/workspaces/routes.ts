@@ -58,8 +58,8 @@ export function workspaceRoutes({ auth, workspaces }: { auth: AuthPlugin; worksp
     )
     .delete(
       "/api/products/:id",
-      ({ principal, params }) => {
-        workspaces.remove(principal, params.id);
+      async ({ principal, params }) => {
+        await workspaces.remove(principal, params.id);
         return { success: true as const, message: "Workspace deleted with everything it held", data: { id: params.id } };
       },
       { auth: "jwt", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 403, 404, 429) }, detail: { summary: "Delete a workspace and all it owns" } },

@@ -46,6 +46,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
 
   /** Told after a workspace is deleted (its tokens went with it: caches of them must forget). */
   const removed: ((id: string) => void)[] = [];
+  const removing: ((id: string) => Promise<void>)[] = [];
 
   const requireManageable = (principal: Principal, id: string): WorkspaceRow => {
     const w = requireVisible(principal, id);
@@ -104,15 +105,18 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
       return { ...w, ...next };
     },
 
-    /** Deletes the workspace and, through foreign keys, everything it owns. */
-    remove(principal: Principal, id: string): void {
+    /** Deletes the workspace and, through foreign keys, everything it owns (what is large drained first: onRemoving). */
+    async remove(principal: Principal, id: string): Promise<void> {
       const w = requireManageable(principal, id);
+      for (const fn of removing) await fn(w.id);
       db.delete(products).where(and(eq(products.id, w.id), eq(products.organizationId, w.organizationId))).run();
       known.delete(w.id);
       for (const fn of removed) fn(w.id);
     },
 
     onRemoved: (fn: (id: string) => void) => void removed.push(fn),
+    /** Work before a workspace's rows go, in slices of its own (knowledge drains its chunks). */
+    onRemoving: (fn: (id: string) => Promise<void>) => void removing.push(fn),
   };
 }
 

@@ -1,0 +1,90 @@
+// Deleting a file, a knowledge base or a workspace with many chunks lets other requests in while
+// its chunks go (drain.ts), and leaves nothing of them behind: chunks, keyword rows, vectors.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../../support/harness";
+
+let h: Harness;
+let jwt: string;
+beforeAll(async () => {
+  h = await createHarness();
+  jwt = await h.login();
+  h.services.start();
+});
+afterAll(() => h.close());
+
+const CHUNKS = 3_000; // ~120 ms of deleting: a dozen slices
+
+/** A file with CHUNKS chunks (written straight into the table; their keyword rows by trigger). */
+async function bigFile(productId: string, name: string, knowledgeBaseId?: string) {
+  const up = await uploadFile(h, jwt, productId, name, `The ${name} file.`, knowledgeBaseId ? { knowledge_base_id: knowledgeBaseId } : {});
+  expect(up.status).toBe(202);
+  const id = up.body.data.id as string;
+  await h.services.jobs.idle(); // ingested: its own chunk written, nothing left to replace the ballast
+  const sqlite = h.services.storage.sqlite;
+  const file = sqlite.query<{ kb: string }, [string]>("SELECT knowledge_base_id AS kb FROM knowledge_files WHERE id = ?").get(id)!;
+  const insert = sqlite.query(
+    "INSERT INTO knowledge_chunks(file_id, knowledge_base_id, product_id, ordinal, text, page, headings, char_start, char_end, tokens) VALUES (?, ?, ?, ?, ?, NULL, '[]', 0, 20, 5)",
+  );
+  sqlite.transaction(() => {
+    for (let i = 0; i < CHUNKS; i++) insert.run(id, file.kb, productId, 1000 + i, `ballast chunk number ${i} of ${name}`);
+  })();
+  return { id, kb: file.kb };
+}
+
+const count = (sql: string, ...args: string[]) => (h.services.storage.sqlite.query(sql).get(...args) as { n: number }).n;
+const chunksOf = (column: string, id: string) => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE ${column} = ?`, id);
+const keywordRowsMatching = (word: string) => count("SELECT count(*) AS n FROM knowledge_chunks_fts WHERE knowledge_chunks_fts MATCH ?", word);
+
+/**
+ * Runs the delete `request` and, between turns of the event loop while it runs, asks /health and
+ * counts what is left: true when /health was answered and part of the chunks was seen gone before
+ * the rest (a single statement would take them all in one turn).
+ */
+async function drainedInSlices(request: Promise<{ status: number }>, left: () => number) {
+  const before = left();
+  let done = false;
+  const finished = request.then((r) => {
+    done = true;
+    return r;
+  });
+  const health = await h.call("GET", "/health");
+  expect(health.status).toBe(200);
+  const healthFirst = !done;
+  let partly = false;
+  while (!done) {
+    const n = left();
+    if (n > 0 && n < before) partly = true;
+    await new Promise((r) => setImmediate(r));
+  }
+  expect((await finished).status).toBe(200);
+  expect(left()).toBe(0);
+  return healthFirst && partly;
+}
+
+test("a file's chunks are drained with requests answered in between; nothing of them is left", async () => {
+  const ws = await defaultWorkspaceId(h, jwt);
+  const keep = await bigFile(ws, "keep.txt");
+  const gone = await bigFile(ws, "gone.txt");
+  expect(keywordRowsMatching("ballast")).toBe(2 * CHUNKS);
+  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/storage/file/${gone.id}`, { token: jwt }), () => chunksOf("file_id", gone.id))).toBe(true);
+  expect(chunksOf("file_id", gone.id)).toBe(0);
+  expect(count("SELECT count(*) AS n FROM knowledge_files WHERE id = ?", gone.id)).toBe(0);
+  expect(chunksOf("file_id", keep.id)).toBe(CHUNKS + 1);
+  expect(keywordRowsMatching("ballast")).toBe(CHUNKS);
+}, 60_000);
+
+test("so are a knowledge base's and a workspace's", async () => {
+  const ws = (await h.call("POST", "/api/products", { token: jwt, body: { name: "Short-lived" } })).body.data.id as string;
+  const kb = (await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name: "Extra" } })).body.data.id as string;
+  await bigFile(ws, "in-extra.txt", kb);
+  await bigFile(ws, "in-default.txt");
+  const before = keywordRowsMatching("ballast");
+  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/${kb}`, { token: jwt }), () => chunksOf("knowledge_base_id", kb))).toBe(true);
+  expect(chunksOf("knowledge_base_id", kb)).toBe(0);
+  expect(keywordRowsMatching("ballast")).toBe(before - CHUNKS);
+  expect(await drainedInSlices(h.call("DELETE", `/api/products/${ws}`, { token: jwt }), () => chunksOf("product_id", ws))).toBe(true);
+  expect(chunksOf("product_id", ws)).toBe(0);
+  expect(count("SELECT count(*) AS n FROM knowledge_files WHERE product_id = ?", ws)).toBe(0);
+  expect(keywordRowsMatching("ballast")).toBe(before - 2 * CHUNKS);
+  expect((await h.call("GET", `/api/products/${ws}`, { token: jwt })).status).toBe(404);
+}, 60_000);
