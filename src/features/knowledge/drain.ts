@@ -14,17 +14,26 @@ export function createChunkDrain(sqlite: Database) {
     sqlite.query<never, [string]>(`DELETE FROM knowledge_chunks WHERE id IN (SELECT id FROM knowledge_chunks WHERE ${column} = ? LIMIT ${SLICE_ROWS})`);
   const byFile = slice("file_id");
   const byBase = slice("knowledge_base_id");
+  // Chunk ids only grow (AUTOINCREMENT): a file's chunks up to an id are the ones it had then.
+  const byFileUpTo = sqlite.query<never, [string, number]>(
+    `DELETE FROM knowledge_chunks WHERE id IN (SELECT id FROM knowledge_chunks WHERE file_id = ? AND id <= ? LIMIT ${SLICE_ROWS})`,
+  );
+  const lastOfFile = sqlite.query<{ last: number | null }, [string]>("SELECT max(id) AS last FROM knowledge_chunks WHERE file_id = ?");
   const basesOf = sqlite.query<{ id: string }, [string]>("SELECT id FROM knowledge_bases WHERE product_id = ?");
 
-  const drain = async (statement: typeof byFile, id: string) => {
-    while (statement.run(id).changes > 0) await turn();
+  /** Runs `step` (one slice's delete, its count) a turn at a time until it deletes nothing. */
+  const drain = async (step: () => number) => {
+    while (step() > 0) await turn();
   };
 
   return {
-    file: (fileId: string) => drain(byFile, fileId),
-    base: (knowledgeBaseId: string) => drain(byBase, knowledgeBaseId),
+    file: (fileId: string) => drain(() => byFile.run(fileId).changes),
+    /** The file's last chunk id now: what `fileUpTo` drains, leaving chunks written later. */
+    lastChunkOf: (fileId: string) => lastOfFile.get(fileId)?.last ?? 0,
+    fileUpTo: (fileId: string, lastId: number) => drain(() => byFileUpTo.run(fileId, lastId).changes),
+    base: (knowledgeBaseId: string) => drain(() => byBase.run(knowledgeBaseId).changes),
     async workspace(productId: string) {
-      for (const { id } of basesOf.all(productId)) await drain(byBase, id);
+      for (const { id } of basesOf.all(productId)) await drain(() => byBase.run(id).changes);
     },
   };
 }

@@ -186,19 +186,23 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
         updatedAt: now(),
       };
       const contentId = await content.write(input.file);
+      let oldChunks = 0;
       await withContent(contentId, () =>
         commitDurably(() =>
           db.transaction((tx) => {
             // Checked again after the bytes went in (several event-loop turns).
             if (!fileById.get({ id: file.id })) throw notFound("File");
             refuseClash();
-            tx.delete(knowledgeChunks).where(eq(knowledgeChunks.fileId, file.id)).run();
+            oldChunks = drain.lastChunkOf(file.id);
             // The old pieces go with the old content id (trigger knowledge_files_content_replaced).
             tx.update(knowledgeFiles).set({ ...next, contentId }).where(eq(knowledgeFiles.id, file.id)).run();
             jobs.enqueue(INGEST_JOB, { fileId: file.id }, { tx, group: file.productId });
           }),
         ),
       );
+      // The old chunks (no longer searched: the file is queued) go a slice at a time, and only they:
+      // the ingestion job may already be writing the new ones. It clears any a crash left first.
+      await drain.fileUpTo(file.id, oldChunks);
       jobs.wake();
       return { ...file, ...next };
     },

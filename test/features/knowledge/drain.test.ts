@@ -40,7 +40,7 @@ const keywordRowsMatching = (word: string) => count("SELECT count(*) AS n FROM k
  * counts what is left: true when /health was answered and part of the chunks was seen gone before
  * the rest (a single statement would take them all in one turn).
  */
-async function drainedInSlices(request: Promise<{ status: number }>, left: () => number) {
+async function drainedInSlices(request: Promise<{ status: number }>, left: () => number, status = 200) {
   const before = left();
   let done = false;
   const finished = request.then((r) => {
@@ -56,7 +56,7 @@ async function drainedInSlices(request: Promise<{ status: number }>, left: () =>
     if (n > 0 && n < before) partly = true;
     await new Promise((r) => setImmediate(r));
   }
-  expect((await finished).status).toBe(200);
+  expect((await finished).status).toBe(status);
   expect(left()).toBe(0);
   return healthFirst && partly;
 }
@@ -87,4 +87,20 @@ test("so are a knowledge base's and a workspace's", async () => {
   expect(count("SELECT count(*) AS n FROM knowledge_files WHERE product_id = ?", ws)).toBe(0);
   expect(keywordRowsMatching("ballast")).toBe(before - 2 * CHUNKS);
   expect((await h.call("GET", `/api/products/${ws}`, { token: jwt })).status).toBe(404);
+}, 60_000);
+
+test("a file stored again loses its old chunks a slice at a time, and keeps the new ones", async () => {
+  const ws = await defaultWorkspaceId(h, jwt);
+  const file = await bigFile(ws, "replaced.txt");
+  const fd = new FormData();
+  fd.append("file", new File(["Completely new text about zebras."], "replaced.txt"));
+  const put = h.call("PUT", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt, raw: fd });
+  // Only the chunks it had (ids up to its last one then) are drained: count those.
+  const last = count("SELECT max(id) AS n FROM knowledge_chunks WHERE file_id = ?", file.id);
+  expect(await drainedInSlices(put, () => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE file_id = ? AND id <= ${last}`, file.id), 202)).toBe(true);
+  await h.services.jobs.idle();
+  const after = (await h.call("GET", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt })).body.data;
+  expect(after).toMatchObject({ status: "ready", chunk_count: 1 });
+  expect(chunksOf("file_id", file.id)).toBe(1);
+  expect(keywordRowsMatching("zebras")).toBe(1);
 }, 60_000);
