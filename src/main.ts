@@ -41,7 +41,30 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** Why Hearth cannot listen at the configured address, in words (undefined: some other failure). */
+function cannotListen(e: unknown, config: Config): string | undefined {
+  const code = (e as { code?: string }).code;
+  if (code === "EADDRINUSE") return `${config.host}:${config.port} is in use by another program (another Hearth?): stop it, or choose another port with --port or HEARTH_PORT`;
+  if (code === "EINVAL" || code === "EADDRNOTAVAIL" || code === undefined) return `cannot listen on ${config.host}:${config.port}: not an address of this machine, or not free (--host, --port)`;
+  return undefined;
+}
+
+/**
+ * Tries the address before anything is created or printed, so a start that cannot listen leaves
+ * no data dir behind and no first owner whose password scrolled past. (The listen itself still
+ * checks: another program may take the port in between.)
+ */
+function probeAddress(config: Config) {
+  if (config.port === 0) return; // any free port
+  try {
+    Bun.listen({ hostname: config.host, port: config.port, socket: { data() {} } }).stop(true);
+  } catch (e) {
+    fail(cannotListen(e, config) ?? `cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
+  }
+}
+
 async function serve(config: Config) {
+  probeAddress(config);
   const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
@@ -72,9 +95,8 @@ async function serve(config: Config) {
   try {
     app.listen(listenOptions(config.host, config.port, log));
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "EADDRINUSE") fail(`${config.host}:${config.port} is in use by another program (another Hearth?): stop it, or choose another port with --port or HEARTH_PORT`);
-    if (code === "EINVAL" || code === "EADDRNOTAVAIL") fail(`cannot listen on ${config.host}: not an address of this machine (--host or HEARTH_HOST)`);
+    const problem = cannotListen(e, config);
+    if (problem) fail(problem);
     throw e;
   }
   const server = app.server!;

@@ -87,12 +87,17 @@ describe("process", () => {
     // A Hearth of another data dir on the same port is refused too: were the port shared, every
     // other request would be answered from the other database.
     const port = new URL(url).port;
-    const sameport = await run(["serve", "--port", port], env(tempDir()));
+    // Refused before anything is created: no data dir, no first owner whose password scrolled past.
+    const unused = join(tempDir(), "never-created");
+    const sameport = await run(["serve", "--port", port], env(unused));
     expect(sameport.code).toBe(2);
     expect(sameport.stderr).toContain(`127.0.0.1:${port} is in use by another program`);
-    const badHost = await run(["serve", "--port", "0", "--host", "999.1.1.1"], env(tempDir()));
+    expect(sameport.stdout).not.toContain("password");
+    expect(existsSync(unused)).toBe(false);
+    const badHost = await run(["serve", "--port", "3999", "--host", "999.1.1.1"], env(unused));
     expect(badHost.code).toBe(2);
     expect(badHost.stderr).toContain("cannot listen on 999.1.1.1");
+    expect(existsSync(unused)).toBe(false);
 
     const login = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "server-test-password" }) });
     const jwt = ((await login.json()) as any).data.token;
