@@ -2,6 +2,7 @@
 // go with it by trigger. In one statement a file of 20,000 chunks held the event loop ~0.9 s and a
 // workspace of 50,000 ~2 s, every other request waiting. So a deletion first drains the chunks,
 // SLICE_ROWS per commit with requests let in between, and the cascade after it has little left.
+// Dropped vectors go the same way (~22 µs each: 1.1 s for a knowledge base of 50,000 in one go).
 import type { Database } from "bun:sqlite";
 
 /** ~10 ms of deleting. */
@@ -32,6 +33,13 @@ export function createChunkDrain(sqlite: Database) {
     lastChunkOf: (fileId: string) => lastOfFile.get(fileId)?.last ?? 0,
     fileUpTo: (fileId: string, lastId: number) => drain(() => byFileUpTo.run(fileId, lastId).changes),
     base: (knowledgeBaseId: string) => drain(() => byBase.run(knowledgeBaseId).changes),
+    /** Runs `remove` over `ids` a slice at a time, a commit each (a file's vectors when they are dropped). */
+    async inSlices(ids: number[], remove: (slice: number[]) => void) {
+      for (let i = 0; i < ids.length; i += SLICE_ROWS) {
+        sqlite.transaction(() => remove(ids.slice(i, i + SLICE_ROWS)))();
+        await turn();
+      }
+    },
     async workspace(productId: string) {
       for (const { id } of basesOf.all(productId)) await drain(() => byBase.run(id).changes);
     },

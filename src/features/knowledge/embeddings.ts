@@ -26,9 +26,9 @@ export function createEmbeddingsService({ knowledge, embedder, vectors }: { know
     reembed: (principal: Principal, scope: EmbeddingScope): number => knowledge.reembed(knowledge.filesInScope(principal, scope)),
 
     /** Drops the vectors of the files in scope; how many files. */
-    drop(principal: Principal, scope: EmbeddingScope): number {
+    async drop(principal: Principal, scope: EmbeddingScope): Promise<number> {
       const files = knowledge.filesInScope(principal, scope);
-      knowledge.dropEmbeddings(files, (ids) => vectors.remove(ids));
+      await knowledge.dropEmbeddings(files, (ids) => vectors.remove(ids));
       return files.length;
     },
 

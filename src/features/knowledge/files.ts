@@ -247,15 +247,16 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       return ready.length;
     },
 
-    /** Forgets these files' vectors; keyword search keeps working. */
-    dropEmbeddings(files: KnowledgeFileRow[], removeVectors: (chunkIds: number[]) => void) {
-      db.transaction(() => {
-        for (const f of files) {
-          const ids = db.select({ id: knowledgeChunks.id }).from(knowledgeChunks).where(eq(knowledgeChunks.fileId, f.id)).all().map((r) => r.id);
-          removeVectors(ids);
-          db.update(knowledgeFiles).set({ embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, f.id)).run();
-        }
-      });
+    /**
+     * Forgets these files' vectors; keyword search keeps working. Each file says it has none first,
+     * then its vectors go a slice at a time (drain.ts).
+     */
+    async dropEmbeddings(files: KnowledgeFileRow[], removeVectors: (chunkIds: number[]) => void) {
+      for (const f of files) {
+        const ids = db.select({ id: knowledgeChunks.id }).from(knowledgeChunks).where(eq(knowledgeChunks.fileId, f.id)).all().map((r) => r.id);
+        db.update(knowledgeFiles).set({ embeddingModel: null, embeddedAt: null, updatedAt: now() }).where(eq(knowledgeFiles.id, f.id)).run();
+        await drain.inSlices(ids, removeVectors);
+      }
     },
 
     /**

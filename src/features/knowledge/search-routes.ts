@@ -77,8 +77,8 @@ export function searchRoutes({ auth, search, embeddings }: { auth: AuthPlugin; s
     )
     .delete(
       "/api/knowledge-base/embeddings",
-      ({ principal, query }) => {
-        const files = embeddings.drop(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
+      async ({ principal, query }) => {
+        const files = await embeddings.drop(principal, { fileId: query.file_id, knowledgeBaseId: query.knowledge_base_id });
         return { success: true as const, message: "Vectors dropped; keyword search still works", data: { files } };
       },
       { auth: "any", query: Scope, response: { 200: ok(t.Object({ files: Int() })), ...errors(400, 401, 404, 429) }, detail: { summary: "Drop the vectors of a file or a knowledge base" } },

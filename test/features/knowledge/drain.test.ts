@@ -104,3 +104,17 @@ test("a file stored again loses its old chunks a slice at a time, and keeps the 
   expect(chunksOf("file_id", file.id)).toBe(1);
   expect(keywordRowsMatching("zebras")).toBe(1);
 }, 60_000);
+
+test("dropped vectors go a slice at a time; the file says it has none", async () => {
+  const ws = await defaultWorkspaceId(h, jwt);
+  const file = await bigFile(ws, "vectors.txt");
+  const ids = h.services.storage.sqlite.query<{ id: number }, [string]>("SELECT id FROM knowledge_chunks WHERE file_id = ?").all(file.id).map((r) => r.id);
+  const unit = new Float32Array(384).fill(1 / Math.sqrt(384));
+  h.services.vectors.put(384, ids.map((chunkId) => ({ chunkId, knowledgeBaseId: file.kb, vector: unit })));
+  const vectorsOf = () => count(`SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id IN (${ids.join(",")})`);
+  expect(vectorsOf()).toBe(ids.length);
+  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/embeddings?file_id=${file.id}`, { token: jwt }), vectorsOf)).toBe(true);
+  const after = (await h.call("GET", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt })).body.data;
+  expect(after.embedding_model).toBeNull();
+  expect(chunksOf("file_id", file.id)).toBe(ids.length); // the text stays, for keyword search
+}, 60_000);
