@@ -73,9 +73,9 @@ export function agentRoutes({ auth, agents }: { auth: AuthPlugin; agents: Agents
     )
     .delete(
       "/api/agent-base",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         if (!query.id) throw invalid("Name the agent: ?id=");
-        const { agent, stopped } = agents.uninstall(principal, query.id);
+        const { agent, stopped } = await agents.uninstall(principal, query.id);
         return { success: true as const, message: stopped ? `Agent uninstalled; ${stopped} execution(s) in progress were stopped` : "Agent uninstalled", data: { id: agent.id } };
       },
       { auth: "any", query: t.Object({ id: t.Optional(Uuid) }), response: { 200: ok(t.Object({ id: t.String() })), ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Uninstall an agent (?id=): its triggers stop, its executions in progress stop" } },

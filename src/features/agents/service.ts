@@ -153,11 +153,13 @@ export function createAgentsService(deps: {
     },
 
     /** Removes the agent: its executions in progress stop, its workflow and triggers go. Nothing else is touched. */
-    uninstall(p: Principal, id: string): { agent: AgentRow; stopped: number } {
+    async uninstall(p: Principal, id: string): Promise<{ agent: AgentRow; stopped: number }> {
       requireManager(p);
       const a = requireAgent(p, id);
       let stopped = 0;
       if (a.workflowId) {
+        // Its ended executions a slice at a time; from the stop to the delete in one turn.
+        await workflows.drainHistory(a.workflowId);
         stopped = executions.stopAllOf(a.workflowId);
         workflows.remove(p, a.workflowId);
       }

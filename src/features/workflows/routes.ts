@@ -36,8 +36,10 @@ export function workflowRoutes({ auth, workflows, executions }: { auth: AuthPlug
     return { success: true as const, message: "Workflow saved", data: view(w, { versions: workflows.versions(principal, w.id) }) };
   };
 
-  const remove = (principal: Parameters<WorkflowsService["requireWorkflow"]>[0], id: string) => {
+  const remove = async (principal: Parameters<WorkflowsService["requireWorkflow"]>[0], id: string) => {
     const w = workflows.requireWorkflow(principal, id);
+    await workflows.drainHistory(w.id);
+    // In one turn from here: no trigger starts an execution between the stop and the delete.
     const stopped = executions.stopAllOf(w.id);
     workflows.remove(principal, w.id);
     return { success: true as const, message: stopped ? `Workflow deleted; ${stopped} execution(s) in progress were stopped` : "Workflow deleted", data: { id: w.id } };

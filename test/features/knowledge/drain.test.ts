@@ -1,6 +1,7 @@
 // Deleting a file, a knowledge base or a workspace with many chunks lets other requests in while
 // its chunks go (drain.ts), and leaves nothing of them behind: chunks, keyword rows, vectors.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { drainedInSlices as drained } from "../../support/drain";
 import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../../support/harness";
 
 let h: Harness;
@@ -31,35 +32,10 @@ async function bigFile(productId: string, name: string, knowledgeBaseId?: string
   return { id, kb: file.kb };
 }
 
+const drainedInSlices = (request: Promise<{ status: number }>, left: () => number, status = 200) => drained(h, request, left, status);
 const count = (sql: string, ...args: string[]) => (h.services.storage.sqlite.query(sql).get(...args) as { n: number }).n;
 const chunksOf = (column: string, id: string) => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE ${column} = ?`, id);
 const keywordRowsMatching = (word: string) => count("SELECT count(*) AS n FROM knowledge_chunks_fts WHERE knowledge_chunks_fts MATCH ?", word);
-
-/**
- * Runs the delete `request` and, between turns of the event loop while it runs, asks /health and
- * counts what is left: true when /health was answered and part of the chunks was seen gone before
- * the rest (a single statement would take them all in one turn).
- */
-async function drainedInSlices(request: Promise<{ status: number }>, left: () => number, status = 200) {
-  const before = left();
-  let done = false;
-  const finished = request.then((r) => {
-    done = true;
-    return r;
-  });
-  const health = await h.call("GET", "/health");
-  expect(health.status).toBe(200);
-  const healthFirst = !done;
-  let partly = false;
-  while (!done) {
-    const n = left();
-    if (n > 0 && n < before) partly = true;
-    await new Promise((r) => setImmediate(r));
-  }
-  expect((await finished).status).toBe(status);
-  expect(left()).toBe(0);
-  return healthFirst && partly;
-}
 
 test("a file's chunks are drained with requests answered in between; nothing of them is left", async () => {
   const ws = await defaultWorkspaceId(h, jwt);
