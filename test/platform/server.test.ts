@@ -59,6 +59,14 @@ describe("process", () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toMatch(/HEARTH_DATA_DIR .* cannot be created or written/);
+    // A damaged database (here: not one at all) is named, with what to do, for serve and backup alike.
+    const damaged = tempDir();
+    await Bun.write(join(damaged, "hearth.db"), crypto.getRandomValues(new Uint8Array(64 * 1024)));
+    for (const args of [["serve", "--port", "0"], ["backup", join(damaged, "copy.db")]]) {
+      const d = await run(args, env(damaged));
+      expect(d.code).toBe(2);
+      expect(d.stderr.trim().split("\n")).toEqual([`hearth: ${join(damaged, "hearth.db")} is not a SQLite database (damaged, or another file): restore a backup in its place (README: Backup and restore)`]);
+    }
   });
 
   test("--help and --version", async () => {

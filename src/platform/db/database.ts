@@ -125,7 +125,13 @@ export async function openStorage(dataDir: string): Promise<Storage> {
   privateFile(path);
   for (const f of [`${path}-wal`, `${path}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
   const sqlite = new Database(path, { create: true, strict: true });
-  applyPragmas(sqlite);
+  try {
+    applyPragmas(sqlite);
+  } catch (e) {
+    sqlite.close();
+    if ((e as { code?: string }).code === "SQLITE_NOTADB") throw new ConfigError(`${path} is not a SQLite database (damaged, or another file): restore a backup in its place (README: Backup and restore)`);
+    throw e;
+  }
   const vec = await nativePath("vec0.so", dataDir, getLoadablePath);
   sqlite.loadExtension(vec);
   const { version } = sqlite.query<{ version: string }, []>("SELECT vec_version() AS version").get()!;
