@@ -67,6 +67,18 @@ describe("process", () => {
       expect(d.code).toBe(2);
       expect(d.stderr.trim().split("\n")).toEqual([`hearth: ${join(damaged, "hearth.db")} is not a SQLite database (damaged, or another file): restore a backup in its place (README: Backup and restore)`]);
     }
+    // A real database cut in half (a disk that filled, a copy that stopped): named as damaged.
+    const good = tempDir();
+    expect((await run(["backup", join(good, "x.db")], env(good))).code).toBe(2); // nothing there yet
+    const first = await start(good);
+    first.proc.kill("SIGTERM");
+    expect(await first.proc.exited).toBe(0);
+    const cut = join(good, "hearth.db");
+    const bytes = new Uint8Array(await Bun.file(cut).arrayBuffer());
+    await Bun.write(cut, bytes.subarray(0, bytes.length / 2));
+    const half = await run(["serve", "--port", "0"], env(good));
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain(`hearth: ${cut} is damaged (SQLite: database disk image is malformed): restore a backup in its place`);
   });
 
   test("--help and --version", async () => {

@@ -116,6 +116,17 @@ export function ensureDataDir(dataDir: string): void {
   }
 }
 
+/**
+ * What to tell the operator when SQLite finds the database damaged (a ConfigError naming the file
+ * and the way out), or undefined for any other failure.
+ */
+export function damagedDatabase(e: unknown, path: string): ConfigError | undefined {
+  const code = (e as { code?: string }).code;
+  if (code === "SQLITE_NOTADB") return new ConfigError(`${path} is not a SQLite database (damaged, or another file): restore a backup in its place (README: Backup and restore)`);
+  if (code === "SQLITE_CORRUPT") return new ConfigError(`${path} is damaged (SQLite: ${(e as Error).message}): restore a backup in its place (README: Backup and restore)`);
+  return undefined;
+}
+
 /** Opens (creating if needed) `<dataDir>/hearth.db` with sqlite-vec loaded. */
 export async function openStorage(dataDir: string): Promise<Storage> {
   ensureDataDir(dataDir);
@@ -129,8 +140,7 @@ export async function openStorage(dataDir: string): Promise<Storage> {
     applyPragmas(sqlite);
   } catch (e) {
     sqlite.close();
-    if ((e as { code?: string }).code === "SQLITE_NOTADB") throw new ConfigError(`${path} is not a SQLite database (damaged, or another file): restore a backup in its place (README: Backup and restore)`);
-    throw e;
+    throw damagedDatabase(e, path) ?? e;
   }
   const vec = await nativePath("vec0.so", dataDir, getLoadablePath);
   sqlite.loadExtension(vec);
