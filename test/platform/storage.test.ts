@@ -40,6 +40,10 @@ describe("database", () => {
     migrate(s.db);
     const applied = s.sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number };
     expect(applied.n).toBe(onDisk.length);
+    // A database a newer Hearth migrated further is refused, not run on a schema this build does not know.
+    const newest = Math.max(...bundledMigrations().map((m) => m.folderMillis));
+    s.sqlite.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-newer-hearth', ?)", [newest + 86_400_000]);
+    expect(() => migrate(s.db)).toThrow(/was written by a newer Hearth .*: run that version, or restore a backup taken before the upgrade/);
     s.close();
     rmSync(data, { recursive: true });
   });

@@ -1,5 +1,6 @@
 // Applies drizzle-kit's migrations, which are bundled as text so the compiled binary has them too.
 import { createHash } from "node:crypto";
+import { ConfigError } from "../config";
 import type { Db } from "./database";
 import { migrationJournal, migrationSql } from "./migrations/index";
 
@@ -24,9 +25,26 @@ export function bundledMigrations(): MigrationMeta[] {
   });
 }
 
-/** Runs every migration newer than the database's last one, in one transaction. */
+/**
+ * Runs every migration newer than the database's last one, in one transaction. A database whose
+ * last migration is newer than any this build has was written by a newer Hearth: refused, since
+ * this one would run on a schema it does not know (a binary rolled back after an upgrade).
+ */
 export function migrate(db: Db): void {
+  const migrations = bundledMigrations();
+  const newest = Math.max(...migrations.map((m) => m.folderMillis));
+  let last: number | null = null;
+  try {
+    last = db.$client.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last ?? null;
+  } catch {
+    // a new database: no migrations table yet
+  }
+  if (last !== null && last > newest) {
+    throw new ConfigError(
+      `${db.$client.filename} was written by a newer Hearth (its schema is from ${new Date(last).toISOString()}, this build knows up to ${new Date(newest).toISOString()}): run that version, or restore a backup taken before the upgrade`,
+    );
+  }
   // drizzle's dialect.migrate is what its own bun-sqlite migrator calls after reading the folder.
   const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: unknown };
-  internal.dialect.migrate(bundledMigrations(), internal.session, {});
+  internal.dialect.migrate(migrations, internal.session, {});
 }
