@@ -65,7 +65,7 @@ function probeAddress(config: Config) {
 
 async function serve(config: Config) {
   probeAddress(config);
-  const [{ damagedDatabase, ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }] = await Promise.all([
+  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
     import("./platform/log"),
@@ -79,11 +79,7 @@ async function serve(config: Config) {
   // ONNX Runtime loader that build.ts bundles; workers share this environment).
   process.env.HEARTH_NATIVE_DIR = join(config.dataDir, "native");
   const storage = await openStorage(config.dataDir);
-  try {
-    migrate(storage.db);
-  } catch (e) {
-    throw damagedDatabase(e, storage.path) ?? e;
-  }
+  migrate(storage.db);
   const services = await createServices({ config, storage, log });
   if (services.bootstrap) {
     const b = services.bootstrap;

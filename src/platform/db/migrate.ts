@@ -1,7 +1,7 @@
 // Applies drizzle-kit's migrations, which are bundled as text so the compiled binary has them too.
 import { createHash } from "node:crypto";
 import { ConfigError } from "../config";
-import type { Db } from "./database";
+import { damagedDatabase, type Db } from "./database";
 import { migrationJournal, migrationSql } from "./migrations/index";
 
 interface MigrationMeta {
@@ -33,18 +33,21 @@ export function bundledMigrations(): MigrationMeta[] {
 export function migrate(db: Db): void {
   const migrations = bundledMigrations();
   const newest = Math.max(...migrations.map((m) => m.folderMillis));
-  let last: number | null = null;
+  const sqlite = db.$client;
   try {
-    last = db.$client.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last ?? null;
-  } catch {
-    // a new database: no migrations table yet
+    // A new database has no migrations table yet.
+    const known = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+    const last = known ? sqlite.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last : null;
+    if (last != null && last > newest) {
+      throw new ConfigError(
+        `${sqlite.filename} was written by a newer Hearth (its schema is from ${new Date(last).toISOString()}, this build knows up to ${new Date(newest).toISOString()}): run that version, or restore a backup taken before the upgrade`,
+      );
+    }
+    // drizzle's dialect.migrate is what its own bun-sqlite migrator calls after reading the folder.
+    const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: unknown };
+    internal.dialect.migrate(migrations, internal.session, {});
+  } catch (e) {
+    // A damaged file shows itself here first (the pragmas at open read only its header).
+    throw damagedDatabase(e, sqlite.filename) ?? e;
   }
-  if (last !== null && last > newest) {
-    throw new ConfigError(
-      `${db.$client.filename} was written by a newer Hearth (its schema is from ${new Date(last).toISOString()}, this build knows up to ${new Date(newest).toISOString()}): run that version, or restore a backup taken before the upgrade`,
-    );
-  }
-  // drizzle's dialect.migrate is what its own bun-sqlite migrator calls after reading the folder.
-  const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: unknown };
-  internal.dialect.migrate(migrations, internal.session, {});
 }
