@@ -5,19 +5,17 @@ import type { Database } from "bun:sqlite";
 import { drainer, nextTurn, SLICE_ROWS } from "../../platform/db/drain";
 
 export function createChunkDrain(sqlite: Database) {
-  const byFile = drainer<[string]>(sqlite, "knowledge_chunks", "file_id = ?");
   const byBase = drainer<[string]>(sqlite, "knowledge_chunks", "knowledge_base_id = ?");
-  // Chunk ids only grow (AUTOINCREMENT): a file's chunks up to an id are the ones it had then.
-  const byFileUpTo = drainer<[string, number]>(sqlite, "knowledge_chunks", "file_id = ? AND id <= ?");
   const lastOfFile = sqlite.query<{ last: number | null }, [string]>("SELECT max(id) AS last FROM knowledge_chunks WHERE file_id = ?");
   const basesOf = sqlite.query<{ id: string }, [string]>("SELECT id FROM knowledge_bases WHERE product_id = ?");
 
   return {
-    file: (fileId: string) => byFile(fileId),
+    file: drainer<[fileId: string]>(sqlite, "knowledge_chunks", "file_id = ?"),
     /** The file's last chunk id now: what `fileUpTo` drains, leaving chunks written later. */
     lastChunkOf: (fileId: string) => lastOfFile.get(fileId)?.last ?? 0,
-    fileUpTo: (fileId: string, lastId: number) => byFileUpTo(fileId, lastId),
-    base: (knowledgeBaseId: string) => byBase(knowledgeBaseId),
+    // Chunk ids only grow (AUTOINCREMENT): a file's chunks up to an id are the ones it had then.
+    fileUpTo: drainer<[fileId: string, lastId: number]>(sqlite, "knowledge_chunks", "file_id = ? AND id <= ?"),
+    base: byBase,
     async workspace(productId: string) {
       for (const { id } of basesOf.all(productId)) await byBase(id);
     },

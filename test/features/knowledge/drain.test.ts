@@ -1,7 +1,7 @@
 // Deleting a file, a knowledge base or a workspace with many chunks lets other requests in while
 // its chunks go (drain.ts), and leaves nothing of them behind: chunks, keyword rows, vectors.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { drainedInSlices as drained } from "../../support/drain";
+import { drainedInSlices } from "../../support/drain";
 import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../../support/harness";
 
 let h: Harness;
@@ -32,7 +32,6 @@ async function bigFile(productId: string, name: string, knowledgeBaseId?: string
   return { id, kb: file.kb };
 }
 
-const drainedInSlices = (request: Promise<{ status: number }>, left: () => number, status = 200) => drained(h, request, left, status);
 const count = (sql: string, ...args: string[]) => (h.services.storage.sqlite.query(sql).get(...args) as { n: number }).n;
 const chunksOf = (column: string, id: string) => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE ${column} = ?`, id);
 const keywordRowsMatching = (word: string) => count("SELECT count(*) AS n FROM knowledge_chunks_fts WHERE knowledge_chunks_fts MATCH ?", word);
@@ -42,7 +41,7 @@ test("a file's chunks are drained with requests answered in between; nothing of 
   const keep = await bigFile(ws, "keep.txt");
   const gone = await bigFile(ws, "gone.txt");
   expect(keywordRowsMatching("ballast")).toBe(2 * CHUNKS);
-  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/storage/file/${gone.id}`, { token: jwt }), () => chunksOf("file_id", gone.id))).toBe(true);
+  expect(await drainedInSlices(h, h.call("DELETE", `/api/knowledge-base/storage/file/${gone.id}`, { token: jwt }), () => chunksOf("file_id", gone.id))).toBe(true);
   expect(chunksOf("file_id", gone.id)).toBe(0);
   expect(count("SELECT count(*) AS n FROM knowledge_files WHERE id = ?", gone.id)).toBe(0);
   expect(chunksOf("file_id", keep.id)).toBe(CHUNKS + 1);
@@ -55,10 +54,10 @@ test("so are a knowledge base's and a workspace's", async () => {
   await bigFile(ws, "in-extra.txt", kb);
   await bigFile(ws, "in-default.txt");
   const before = keywordRowsMatching("ballast");
-  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/${kb}`, { token: jwt }), () => chunksOf("knowledge_base_id", kb))).toBe(true);
+  expect(await drainedInSlices(h, h.call("DELETE", `/api/knowledge-base/${kb}`, { token: jwt }), () => chunksOf("knowledge_base_id", kb))).toBe(true);
   expect(chunksOf("knowledge_base_id", kb)).toBe(0);
   expect(keywordRowsMatching("ballast")).toBe(before - CHUNKS);
-  expect(await drainedInSlices(h.call("DELETE", `/api/products/${ws}`, { token: jwt }), () => chunksOf("product_id", ws))).toBe(true);
+  expect(await drainedInSlices(h, h.call("DELETE", `/api/products/${ws}`, { token: jwt }), () => chunksOf("product_id", ws))).toBe(true);
   expect(chunksOf("product_id", ws)).toBe(0);
   expect(count("SELECT count(*) AS n FROM knowledge_files WHERE product_id = ?", ws)).toBe(0);
   expect(keywordRowsMatching("ballast")).toBe(before - 2 * CHUNKS);
@@ -73,7 +72,7 @@ test("a file stored again loses its old chunks a slice at a time, and keeps the 
   const put = h.call("PUT", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt, raw: fd });
   // Only the chunks it had (ids up to its last one then) are drained: count those.
   const last = count("SELECT max(id) AS n FROM knowledge_chunks WHERE file_id = ?", file.id);
-  expect(await drainedInSlices(put, () => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE file_id = ? AND id <= ${last}`, file.id), 202)).toBe(true);
+  expect(await drainedInSlices(h, put, () => count(`SELECT count(*) AS n FROM knowledge_chunks WHERE file_id = ? AND id <= ${last}`, file.id), 202)).toBe(true);
   await h.services.jobs.idle();
   const after = (await h.call("GET", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt })).body.data;
   expect(after).toMatchObject({ status: "ready", chunk_count: 1 });
@@ -89,7 +88,7 @@ test("dropped vectors go a slice at a time; the file says it has none", async ()
   h.services.vectors.put(384, ids.map((chunkId) => ({ chunkId, knowledgeBaseId: file.kb, vector: unit })));
   const vectorsOf = () => count(`SELECT count(*) AS n FROM knowledge_vectors_384 WHERE chunk_id IN (${ids.join(",")})`);
   expect(vectorsOf()).toBe(ids.length);
-  expect(await drainedInSlices(h.call("DELETE", `/api/knowledge-base/embeddings?file_id=${file.id}`, { token: jwt }), vectorsOf)).toBe(true);
+  expect(await drainedInSlices(h, h.call("DELETE", `/api/knowledge-base/embeddings?file_id=${file.id}`, { token: jwt }), vectorsOf)).toBe(true);
   const after = (await h.call("GET", `/api/knowledge-base/storage/file/${file.id}`, { token: jwt })).body.data;
   expect(after.embedding_model).toBeNull();
   expect(chunksOf("file_id", file.id)).toBe(ids.length); // the text stays, for keyword search
