@@ -72,6 +72,22 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
     return row;
   };
 
+  /** Stops the executions matching `where` that are still in progress; how many there were. */
+  const stopOpen = (where: SQL) => {
+    const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(where, notInArray(workflowExecutions.status, ENDED))).all();
+    for (const { id } of open) {
+      try {
+        engine.stop(id);
+      } catch (e) {
+        // 409: it ended meanwhile; anything else is a real failure
+        if (!(e instanceof AppError && e.status === 409)) throw e;
+      }
+    }
+    return open.length;
+  };
+  // A workspace's executions stop in the turn its rows go: a node still at work would otherwise
+  // write its result into rows that are gone.
+  workspaces.onDeleting((productId) => void stopOpen(eq(workflowExecutions.productId, productId)));
   return {
     requireExecution,
     begin,
@@ -136,18 +152,7 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
     continue: (principal: Principal, id: string, input?: Record<string, unknown>, nodeId?: string) => engine.continue(requireExecution(principal, id).id, input === undefined ? undefined : checkInput(input), nodeId),
 
     /** Stops every execution of a workflow still in progress (before it is deleted or uninstalled). */
-    stopAllOf(workflowId: string) {
-      const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(eq(workflowExecutions.workflowId, workflowId), notInArray(workflowExecutions.status, ENDED))).all();
-      for (const { id } of open) {
-        try {
-          engine.stop(id);
-        } catch (e) {
-          // 409: it ended meanwhile; anything else is a real failure
-          if (!(e instanceof AppError && e.status === 409)) throw e;
-        }
-      }
-      return open.length;
-    },
+    stopAllOf: (workflowId: string) => stopOpen(eq(workflowExecutions.workflowId, workflowId)),
 
     inProgress: (ids: string[]) => (ids.length ? db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(inArray(workflowExecutions.id, ids), notInArray(workflowExecutions.status, ENDED))).all() : []),
   };

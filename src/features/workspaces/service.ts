@@ -47,6 +47,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
   /** Told after a workspace is deleted (its tokens went with it: caches of them must forget). */
   const removed: ((id: string) => void)[] = [];
   const removing: ((id: string) => Promise<void>)[] = [];
+  const deleting: ((id: string) => void)[] = [];
 
   const requireManageable = (principal: Principal, id: string): WorkspaceRow => {
     const w = requireVisible(principal, id);
@@ -109,6 +110,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     async remove(principal: Principal, id: string): Promise<void> {
       const w = requireManageable(principal, id);
       for (const fn of removing) await fn(w.id);
+      for (const fn of deleting) fn(w.id);
       db.delete(products).where(and(eq(products.id, w.id), eq(products.organizationId, w.organizationId))).run();
       known.delete(w.id);
       for (const fn of removed) fn(w.id);
@@ -117,6 +119,8 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     onRemoved: (fn: (id: string) => void) => void removed.push(fn),
     /** Work before a workspace's rows go, in slices of its own (knowledge drains its chunks). */
     onRemoving: (fn: (id: string) => Promise<void>) => void removing.push(fn),
+    /** Work in the delete's own turn, right before it: nothing starts in between (workflows stop what runs). */
+    onDeleting: (fn: (id: string) => void) => void deleting.push(fn),
   };
 }
 

@@ -43,6 +43,7 @@ export class ExecutionRunner {
   private paused = false;
   private ended = false;
   private shuttingDown = false;
+  private abandoned = false;
   private advancing = false;
   private readonly pending: { run: NodeRunRow; output: unknown; branch: string | null; startedAt: number; resolve(): void; reject(e: Error): void }[] = [];
 
@@ -126,12 +127,14 @@ export class ExecutionRunner {
     this.records.started(run, def.type);
     const abort = new AbortController();
     this.active.set(run.nodeId, abort);
-    void this.execute(run, def, abort, now).finally(() => {
-      this.active.delete(run.nodeId);
-      // A macrotask, not a microtask: a chain of quick nodes (transforms resolve in microtasks)
-      // would otherwise hold the event loop to its end, with no socket written and no request read.
-      setImmediate(() => this.advance());
-    });
+    void this.execute(run, def, abort, now)
+      .catch((e) => this.abandon(run, e))
+      .finally(() => {
+        this.active.delete(run.nodeId);
+        // A macrotask, not a microtask: a chain of quick nodes (transforms resolve in microtasks)
+        // would otherwise hold the event loop to its end, with no socket written and no request read.
+        setImmediate(() => this.advance());
+      });
   }
 
   private async execute(run: NodeRunRow, def: GraphNodeDef, abort: AbortController, startedAt: number) {
@@ -292,6 +295,19 @@ export class ExecutionRunner {
     this.exec.status = status;
     this.records.finished({ status, output, error, cut, at: new Date(this.deps.clock.now()), running });
     this.deps.events.forget(this.id);
+    this.deps.onExit(this);
+  }
+
+  /**
+   * Writing a node's outcome failed (a full disk, or rows deleted under a running node): this
+   * runner lets go of the execution as a shutdown does, so the next start takes it up again from
+   * what was committed; Hearth itself goes on.
+   */
+  private abandon(run: NodeRunRow, e: unknown) {
+    this.deps.log.error("workflow.node_record_failed", { execution: this.id, node: run.nodeId, error: String(e) });
+    if (this.abandoned) return;
+    this.abandoned = true;
+    this.shutdown();
     this.deps.onExit(this);
   }
 
