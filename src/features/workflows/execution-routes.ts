@@ -10,7 +10,11 @@ import { executionView, nodeRunView, type ExecutionsService } from "./executions
 import { ContinueBody, ExecuteBody, ExecutionsQuery, ExecutionView, NodeExecuteBody, NodeStatusView, NodeTypeView } from "./model";
 import type { NodeRegistry } from "./nodes/node-type";
 
-/** Replays stored events after `after`, then follows live ones until `done`; never one twice. */
+/**
+ * Replays stored events after `after`, then follows live ones until `done`; never one twice. A
+ * client that has seen the `done` already (a reconnect after the stream closed) gets an empty
+ * stream that closes; a Last-Event-ID past the latest event counts as the latest.
+ */
 async function* follow(events: EventLog, executionId: string, after: number, signal: AbortSignal): AsyncGenerator<SseEvent> {
   const live: StoredEvent[] = [];
   let wake: (() => void) | undefined;
@@ -21,7 +25,9 @@ async function* follow(events: EventLog, executionId: string, after: number, sig
   const onAbort = () => wake?.();
   signal.addEventListener("abort", onAbort);
   try {
-    let last = after;
+    const latest = events.latest(executionId);
+    if (latest && after >= latest.seq && latest.event === "done") return;
+    let last = Math.min(after, latest?.seq ?? 0);
     const emit = function* (list: StoredEvent[]) {
       for (const e of list) {
         if (e.seq <= last) continue;

@@ -229,6 +229,30 @@ describe("approvals, pause, continue, stop", () => {
     expect(s.nodes.find((n: any) => n.node_id === "after").status).toBe("skipped");
   });
 
+  test("deleting a workspace stops its executions in progress: a follower gets done, and Hearth goes on", async () => {
+    const other = (await h.call("POST", "/api/products", { token: jwt, body: { name: "Short-lived" } })).body.data.id as string;
+    const started = await h.call("POST", "/api/workflow/execute", { token: jwt, body: { graph: linear({ id: "start", type: "trigger.manual" }, { id: "slow", type: "http", config: { url: `${server.url}wait` } }), product_id: other, input: {} } });
+    const id = started.body.data.id as string;
+    for (let i = 0; i < 100 && !(await status(id)).nodes.some((n: any) => n.node_id === "slow" && n.status === "running"); i++) await Bun.sleep(5);
+    const follower = readSse(await h.app.handle(new Request(`${BASE}/api/workflow/${id}/events`, { headers: { authorization: `Bearer ${jwt}` } })));
+    // Before: the node's answer came after its rows were gone, and writing it failed outside any
+    // request, which ended the process.
+    const stray: unknown[] = [];
+    const onStray = (e: unknown) => void stray.push(e);
+    process.on("unhandledRejection", onStray);
+    try {
+      expect((await h.call("DELETE", `/api/products/${other}`, { token: jwt })).status).toBe(200);
+      expect((await follower.until("done"))?.data).toMatchObject({ status: "stopped" });
+      await follower.ended;
+      await Bun.sleep(500); // past the slow server's answer
+      expect(stray).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onStray);
+    }
+    expect((await h.call("GET", `/api/workflow/${id}/status`, { token: jwt })).status).toBe(404);
+    expect((await settle(await run(linear({ id: "after", type: "transform", config: { expression: "'still here'" } })))).output).toBe("still here");
+  });
+
   test("stop ends a waiting execution; pause and continue in the wrong state are 409 with the status", async () => {
     const id = await run(linear({ id: "start", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "?" } }));
     await settle(id, ["waiting"]);
@@ -360,5 +384,19 @@ describe("live events", () => {
     const all = await allEvents(await h.app.handle(new Request(`${BASE}/api/workflow/${id}/events`, { headers: { authorization: `Bearer ${jwt}` } })));
     expect(all.map((e: any) => Number(e.id))).toEqual(all.map((_: unknown, i: number) => i + 1));
     expect(all.map((e: any) => e.event)).toContain("node_started");
+  });
+
+  test("a client reconnecting after done gets a stream that closes at once; an id past the latest follows from the latest", async () => {
+    const id = await run(linear({ id: "start", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "?" } }, { id: "out", type: "output", config: { value: "fin" } }));
+    await settle(id, ["waiting"]);
+    const events = (lastEventId?: string) =>
+      h.app.handle(new Request(`${BASE}/api/workflow/${id}/events`, { headers: { authorization: `Bearer ${jwt}`, ...(lastEventId ? { "last-event-id": lastEventId } : {}) } }));
+    const ahead = readSse(await events("9999"));
+    await h.call("POST", `/api/workflow/${id}/continue`, { token: jwt, body: { input: {} } });
+    expect((await ahead.until("done"))?.data).toEqual({ status: "succeeded", output: "fin" });
+    await ahead.ended;
+    const doneId = (await allEvents(await events())).at(-1)!.id!;
+    // EventSource reconnects after the server closes; before, such a stream stayed open for ever.
+    for (const after of [doneId, "9999"]) expect(await allEvents(await events(after))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // The event log of executions: every event is a numbered row first (so `Last-Event-ID` replays
 // exactly what a client missed), then it is handed to live listeners.
-import { and, asc, eq, gt, max } from "drizzle-orm";
+import { and, asc, desc, eq, gt, max } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import { executionEvents } from "../table";
@@ -63,6 +63,17 @@ export function createEventLog({ db, hotDb, clock }: { db: Db; hotDb: Db; clock:
         .where(and(eq(executionEvents.executionId, executionId), gt(executionEvents.seq, afterSeq)))
         .orderBy(asc(executionEvents.seq))
         .all() as StoredEvent[];
+    },
+
+    /** The execution's latest stored event (its number and name), if it has any. */
+    latest(executionId: string): { seq: number; event: string } | undefined {
+      return db
+        .select({ seq: executionEvents.seq, event: executionEvents.event })
+        .from(executionEvents)
+        .where(eq(executionEvents.executionId, executionId))
+        .orderBy(desc(executionEvents.seq))
+        .limit(1)
+        .get();
     },
 
     subscribe(executionId: string, listener: Listener): () => void {
