@@ -12,7 +12,13 @@ let ws: string;
 let slow: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
-  slow = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response("late")))) });
+  // /soon answers after 300 ms; anything else hangs until the caller gives up.
+  slow = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req) =>
+      new URL(req.url).pathname === "/soon" ? Bun.sleep(300).then(() => Response.json({ soon: true })) : new Promise<Response>((resolve) => req.signal.addEventListener("abort", () => resolve(new Response("late")))),
+  });
   fake = startOllamaFake({ respond: (r) => (r.format === "json" ? '{"priority": "high", "labels": ["db"]}' : `Summary of: ${r.messages.at(-1)?.content}`) });
   h = await createHarness({ HEARTH_OLLAMA_URL: fake.url, HEARTH_HTTP_ALLOW: "127.0.0.1", HEARTH_WORKFLOW_CONCURRENCY: "1" });
   jwt = await h.login();
@@ -84,5 +90,27 @@ describe("timeouts and the concurrency cap", () => {
     expect((await status(second)).status).toBe("queued");
     await settle(first);
     expect((await settle(second)).status).toBe("succeeded");
+  });
+
+  test("a paused execution continued, or an approval granted, while the cap is taken waits queued, then runs", async () => {
+    const paused = await run(linear({ id: "start", type: "trigger.manual" }, { id: "call", type: "http", config: { url: `${slow.url}soon` } }, { id: "after", type: "transform", config: { expression: "'continued ran'" } }));
+    await h.services.workflow.engine.until(paused, ["running"]);
+    const startedAt = (await status(paused)).started_at;
+    h.clock.advance(60_000);
+    expect((await h.call("POST", `/api/workflow/${paused}/pause`, { token: jwt })).body.data.status).toBe("paused");
+    const gated = await run(linear({ id: "start", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "?" } }, { id: "after", type: "transform", config: { expression: "'approved ran'" } }));
+    await settle(gated, ["waiting"]);
+    const busy = await run(linear({ id: "hang", type: "http", config: { url: `${slow.url}hang` } }));
+    await h.services.workflow.engine.until(busy, ["running"]);
+    // Before: both went back to running beside `busy`, three at once under a cap of one.
+    expect((await h.call("POST", `/api/workflow/${paused}/continue`, { token: jwt })).body.data.status).toBe("queued");
+    expect((await h.call("POST", `/api/workflow/${gated}/continue`, { token: jwt, body: { input: {} } })).body.data.status).toBe("queued");
+    await Bun.sleep(400);
+    expect([(await status(paused)).status, (await status(gated)).status, (await status(busy)).status]).toEqual(["queued", "queued", "running"]);
+    expect((await status(gated)).nodes.find((n: any) => n.node_id === "ask").status).toBe("succeeded");
+    await h.call("POST", `/api/workflow/${busy}/stop`, { token: jwt });
+    const [p, g] = [await settle(paused), await settle(gated)];
+    expect([p.output, g.output]).toEqual(["continued ran", "approved ran"]);
+    expect(p.started_at).toBe(startedAt); // queued again, it keeps when it first started
   });
 });

@@ -60,8 +60,13 @@ export function createWorkflowEngine(deps: EngineDeps) {
     .where(eq(workflowExecutions.status, "running"))
     .groupBy(workflowExecutions.productId)
     .prepare();
+  const runningIn = db
+    .select({ n: count() })
+    .from(workflowExecutions)
+    .where(and(eq(workflowExecutions.productId, sql.placeholder("productId")), eq(workflowExecutions.status, "running")))
+    .prepare();
   const oldestQueued = db
-    .select({ id: workflowExecutions.id, productId: workflowExecutions.productId })
+    .select({ id: workflowExecutions.id, productId: workflowExecutions.productId, startedAt: workflowExecutions.startedAt })
     .from(workflowExecutions)
     .where(eq(workflowExecutions.status, "queued"))
     .orderBy(asc(workflowExecutions.createdAt), asc(workflowExecutions.id))
@@ -119,10 +124,14 @@ export function createWorkflowEngine(deps: EngineDeps) {
       const n = busy.get(q.productId) ?? 0;
       if (n >= deps.concurrency) continue;
       busy.set(q.productId, n + 1);
-      setStatus(q.id, "running", { startedAt: new Date(clock.now()) });
-      load(q.id).advance();
+      // One queued again for a slot (continued, approved, woken) keeps when it first started.
+      setStatus(q.id, "running", { startedAt: q.startedAt ?? new Date(clock.now()) });
+      load(q.id).resume();
     }
   }
+
+  /** Whether the workspace runs as many executions as it may: one that would go on waits queued instead. */
+  const full = (productId: string) => (runningIn.get({ productId })?.n ?? 0) >= deps.concurrency;
 
   /** Ends due timers and retry backoffs of executions in progress. */
   function tick() {
@@ -130,7 +139,8 @@ export function createWorkflowEngine(deps: EngineDeps) {
     const due = dueExecutions.all({ now: clock.now() });
     for (const { id } of due) {
       try {
-        load(id).wakeDue();
+        const runner = load(id);
+        runner.wakeDue(runner.status === "waiting" && full(runner.productId));
       } catch (e) {
         deps.log.error("workflow.wake_failed", { execution: id, error: String(e) });
       }
@@ -215,10 +225,17 @@ export function createWorkflowEngine(deps: EngineDeps) {
       return requireRow(id);
     },
 
-    /** paused → running; waiting on an approval → that approval gets `input` as its output. */
+    /**
+     * paused → running; waiting on an approval → that approval gets `input` as its output. An
+     * execution that was not running waits `queued` when its workspace has no free slot.
+     */
     continue(id: string, input: Record<string, unknown> | undefined, nodeId?: string) {
       const row = requireRow(id);
       if (row.status === "paused") {
+        if (full(row.productId)) {
+          setStatus(id, "queued");
+          return requireRow(id);
+        }
         setStatus(id, "running");
         load(id).resume();
         return requireRow(id);
@@ -234,7 +251,7 @@ export function createWorkflowEngine(deps: EngineDeps) {
         if (!target || !approvals.includes(target)) {
           throw conflict(nodeId ? `Node "${nodeId}" is not waiting for an approval; the execution is ${row.status}` : `The execution is ${row.status} and no approval is waiting`);
         }
-        load(id).completeWait(target, input ?? { approved: true });
+        load(id).completeWait(target, input ?? { approved: true }, row.status === "waiting" && full(row.productId));
         return requireRow(id);
       }
       throw conflict(`The execution is ${row.status}; only a paused execution or a waiting approval can be continued`);

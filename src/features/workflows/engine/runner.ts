@@ -40,7 +40,8 @@ export class ExecutionRunner {
   private readonly outputs: Record<string, { output: unknown }> = {};
   private readonly hasManual: boolean;
   private readonly records: ExecutionRecords;
-  private paused = false;
+  /** No new node starts: the execution is paused, or queued for a slot of its workspace. */
+  private held = false;
   private ended = false;
   private shuttingDown = false;
   private abandoned = false;
@@ -62,11 +63,15 @@ export class ExecutionRunner {
       if (r.status === "succeeded") this.outputs[r.nodeId] = { output: r.output };
     }
     this.hasManual = graph.nodes.some((n) => deps.registry.get(n.type)?.trigger === "manual");
-    this.paused = exec.status === "paused";
+    this.held = exec.status === "paused" || exec.status === "queued";
   }
 
   get productId() {
     return this.exec.productId;
+  }
+
+  get status(): ExecutionStatus {
+    return this.exec.status;
   }
 
   /** Starts what is ready; when nothing runs any more, settles the execution's status. */
@@ -74,7 +79,7 @@ export class ExecutionRunner {
     if (this.ended || this.advancing) return;
     this.advancing = true;
     try {
-      if (!this.paused) {
+      if (!this.held) {
         for (let changed = true; changed; ) {
           changed = false;
           for (const run of this.runs.values()) {
@@ -220,37 +225,42 @@ export class ExecutionRunner {
     this.finish("failed", `node "${run.nodeId}" (${def.type}) failed: ${message}`);
   }
 
-  /** Ends a waiting node with `output` (an approval granted, a timer run out) and goes on. */
-  completeWait(nodeId: string, output: unknown) {
+  /**
+   * Ends a waiting node with `output` (an approval granted, a timer run out) and goes on; with
+   * `queued`, its workspace has no free slot, so the execution waits `queued` until the engine
+   * resumes it.
+   */
+  completeWait(nodeId: string, output: unknown, queued = false) {
     const run = this.runs.get(nodeId);
     if (!run || run.status !== "waiting") return false;
     const started = run.startedAt?.getTime() ?? this.deps.clock.now();
-    this.setStatus("running");
+    if (queued) this.held = true;
+    this.setStatus(queued ? "queued" : "running");
     this.succeed(run, output, null, started);
     this.advance();
     return true;
   }
 
-  /** Due timers (delays and retry backoffs) end now. */
-  wakeDue() {
+  /** Due timers (delays and retry backoffs) end now; `queued` as in completeWait. */
+  wakeDue(queued = false) {
     const now = this.deps.clock.now();
     for (const run of this.runs.values()) {
-      if (run.status === "waiting" && run.waitKind === "timer" && run.wakeAt && run.wakeAt.getTime() <= now) this.completeWait(run.nodeId, { resumed_at: iso(now) });
+      if (run.status === "waiting" && run.waitKind === "timer" && run.wakeAt && run.wakeAt.getTime() <= now) this.completeWait(run.nodeId, { resumed_at: iso(now) }, queued);
     }
     this.advance();
   }
 
   pause() {
-    this.paused = true;
+    this.held = true;
   }
 
   resume() {
-    this.paused = false;
+    this.held = false;
     this.advance();
   }
 
   private settle() {
-    if (this.paused) return this.deps.onExit(this);
+    if (this.held) return this.deps.onExit(this);
     let waiting = false;
     let blocked = false;
     for (const run of this.runs.values()) {
