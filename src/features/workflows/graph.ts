@@ -9,10 +9,10 @@ const refuse = (nodeId: string | null, message: string) =>
   unprocessable(nodeId ? `Node "${nodeId}": ${message}` : `Graph: ${message}`, nodeId ? { node_id: nodeId } : undefined);
 
 export function validateGraph(graph: Graph, registry: NodeRegistry): void {
-  const ids = new Set<string>();
+  const types = new Map<string, string>();
   for (const node of graph.nodes) {
-    if (ids.has(node.id)) throw refuse(node.id, "the id is used twice");
-    ids.add(node.id);
+    if (types.has(node.id)) throw refuse(node.id, "the id is used twice");
+    types.set(node.id, node.type);
     const type = registry.get(node.type);
     if (!type) throw refuse(node.id, `unknown node type "${node.type}"; known: ${registry.list().map((t) => t.type).join(", ")}`);
     const config = node.config ?? {};
@@ -36,9 +36,14 @@ export function validateGraph(graph: Graph, registry: NodeRegistry): void {
   const incoming = new Map<string, number>();
   const outgoing = new Map<string, string[]>();
   for (const e of graph.edges ?? []) {
-    if (!ids.has(e.from)) throw refuse(e.to, `an edge comes from "${e.from}", which is not a node of the graph`);
-    if (!ids.has(e.to)) throw refuse(e.from, `an edge goes to "${e.to}", which is not a node of the graph`);
+    if (!types.has(e.from)) throw refuse(e.to, `an edge comes from "${e.from}", which is not a node of the graph`);
+    if (!types.has(e.to)) throw refuse(e.from, `an edge goes to "${e.to}", which is not a node of the graph`);
     if (e.from === e.to) throw refuse(e.from, "an edge goes from the node to itself");
+    if (e.when !== undefined) {
+      const branches = registry.get(types.get(e.from)!)?.branches;
+      if (!branches) throw refuse(e.from, `its edge to "${e.to}" has when "${e.when}", but a ${types.get(e.from)} node chooses no branch; only condition edges carry when`);
+      if (!branches.includes(e.when)) throw refuse(e.from, `its edge to "${e.to}" has when "${e.when}"; it must be one of: ${branches.join(", ")}`);
+    }
     incoming.set(e.to, (incoming.get(e.to) ?? 0) + 1);
     (outgoing.get(e.from) ?? outgoing.set(e.from, []).get(e.from)!).push(e.to);
   }

@@ -72,6 +72,17 @@ describe("definitions and versions", () => {
     ["a bad config", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: 42 } }), /Node "get": config\.url must be a string/],
     ["a duplicate id", { nodes: [{ id: "a", type: "trigger.manual" }, { id: "a", type: "output" }] }, /Node "a".*twice/],
     ["an edge into a trigger", { nodes: [{ id: "a", type: "output" }, { id: "t", type: "trigger.manual" }], edges: [{ from: "a", to: "t" }] }, /Node "t".*trigger/],
+    // Before, both were saved and their target was always skipped, the execution "succeeded".
+    [
+      "a condition edge with an unknown branch",
+      { nodes: [{ id: "c", type: "condition", config: { expression: "true" } }, { id: "b", type: "output" }], edges: [{ from: "c", to: "b", when: "maybe" }] },
+      /Node "c": its edge to "b" has when "maybe"; it must be one of: true, false/,
+    ],
+    [
+      "a branch on a node that chooses none",
+      { nodes: [{ id: "x", type: "transform", config: { expression: "1" } }, { id: "b", type: "output" }], edges: [{ from: "x", to: "b", when: "true" }] },
+      /Node "x": its edge to "b" has when "true", but a transform node chooses no branch/,
+    ],
   ];
   for (const [what, g, message] of bad) {
     test(`${what} is refused with 422 naming the node`, async () => {

@@ -41,6 +41,8 @@ export interface NodeType<C = Record<string, unknown>> {
   trigger?: "manual" | "schedule" | "webhook";
   /** Its output is the execution's output (else the last node's). */
   final?: boolean;
+  /** The branches its run may choose; only its edges may carry `when`, naming one of them. */
+  branches?: string[];
   /** Config keys whose strings are expressions themselves (not templates); checked at save. */
   expressionKeys?: string[];
   /** Further checks at save (a cron that does not parse, a bad URL): a message, or undefined. */

@@ -16,6 +16,7 @@ export const conditionNode: NodeType<{ expression: unknown }> = {
   description: 'Evaluates a JSONata expression; edges with when "true" or "false" follow the result, the other branch is skipped.',
   config: t.Object({ expression: t.Unknown({ description: 'JSONata, e.g. "input.body.priority = \\"high\\""' }) }, { additionalProperties: false }),
   expressionKeys: ["expression"],
+  branches: ["true", "false"],
   run: async (c) => {
     const result = Boolean(c.expression) && !(Array.isArray(c.expression) && c.expression.length === 0);
     return { output: { result }, branch: String(result) };
