@@ -161,4 +161,24 @@ describe("duplicates and leaks", () => {
       await small.close();
     }
   });
+
+  test("unsigned requests to a signed path are paid from their address's budget, not the path's: the real sender still gets through", async () => {
+    const small = await createHarness({ HEARTH_WEBHOOK_RATE_LIMIT: "3" });
+    try {
+      const token = await small.login();
+      const product = await defaultWorkspaceId(small, token);
+      const graph = { nodes: [{ id: "hook", type: "trigger.webhook", config: { path: "signed-budget-01", secret: GH.secret } }], edges: [] };
+      expect((await small.call("POST", "/api/workflow-base", { token, body: { product_id: product, name: "signed", graph } })).status).toBe(201);
+      const send = (headers: Record<string, string>) => small.call("POST", "/api/webhook/signed-budget-01", { raw: '{"n": 1}', headers: { "content-type": "application/json", ...headers } });
+      const codes: number[] = [];
+      for (let i = 0; i < 5; i++) codes.push((await send({ "x-hub-signature-256": `sha256=${"0".repeat(64)}` })).status);
+      expect(codes).toEqual([401, 401, 401, 429, 429]);
+      // Before, the forgeries spent the path's budget and this answered 429.
+      const real = await send({ "x-hub-signature-256": `sha256=${createHmac("sha256", GH.secret).update('{"n": 1}').digest("hex")}` });
+      expect(real.status).toBe(200);
+      expect(real.headers.get("ratelimit-remaining")).toBe("2");
+    } finally {
+      await small.close();
+    }
+  });
 });

@@ -60,6 +60,7 @@ export function createWebhooks(deps: { db: Db; clock: Clock; log: Logger; engine
   };
 
   const pending: Pending[] = [];
+  const signed = (trigger: TriggerRow) => typeof trigger.config.secret === "string" && trigger.config.secret !== "";
 
   const service = {
     /** The webhook trigger of an active version at this path. */
@@ -71,10 +72,12 @@ export function createWebhooks(deps: { db: Db; clock: Clock; log: Logger; engine
         .get(),
 
     /** 401 unless the delivery is signed with the trigger's secret (when it has one). */
+    /** Whether deliveries to this trigger must be signed (it has a secret). */
+    signed,
+
     verify(trigger: TriggerRow, headers: Headers, raw: Uint8Array) {
-      const secret = trigger.config.secret;
-      if (typeof secret !== "string" || secret === "") return;
-      const problem = signatureProblem(secret, headers, raw, clock.now());
+      if (!signed(trigger)) return;
+      const problem = signatureProblem(trigger.config.secret as string, headers, raw, clock.now());
       if (problem) throw unauthorized(problem);
     },
 

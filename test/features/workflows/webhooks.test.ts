@@ -90,6 +90,10 @@ describe("intake", () => {
       expect(r.body.success).toBe(false);
       expect(typeof r.body.message).toBe("string");
     }
+    // No body at all (no Content-Length): before, accepted with the string "" as its body.
+    const bodiless = await h.call("POST", "/api/webhook/limits-path-0001", { headers: { "content-type": "application/json" } });
+    expect(bodiless.status).toBe(400);
+    expect(bodiless.body.message).toBe("A webhook delivery must be a JSON object; the request had no body");
     expect((await deliver(h, "limits-path-0001", `{"ok": "${"x".repeat(1000 * 1000)}"}`)).status).toBe(200);
   });
 
