@@ -73,22 +73,34 @@ export class ResponseTooLargeError extends Error {}
 
 const MAX_REDIRECTS = 5;
 
+/**
+ * Headers a redirect to another origin keeps. Any other header may carry a credential (Authorization,
+ * Cookie, GitLab's PRIVATE-TOKEN, an http node's X-API-Key), and the next origin is not the one the
+ * caller chose to trust with it: browsers' fetch drops Authorization there for the same reason.
+ */
+const SAFE_ACROSS_ORIGINS = new Set(["accept", "accept-encoding", "accept-language", "content-language", "content-type", "user-agent", "idempotency-key"]);
+
 /** fetch with the address rule on every hop, redirects followed by hand, and a cap on the body read. */
 export async function safeFetch(input: string, init: RequestInit & { allow: AllowList; maxBytes: number }): Promise<SafeResponse> {
   let url = new URL(input);
   let method = (init.method ?? "GET").toUpperCase();
   let body = init.body;
+  const headers = new Headers(init.headers);
   for (let hop = 0; ; hop++) {
     await checkUrl(url, init.allow);
-    const res = await fetch(url, { ...init, method, body, redirect: "manual" });
+    const res = await fetch(url, { ...init, method, headers, body, redirect: "manual" });
     const location = res.headers.get("location");
     if (res.status >= 300 && res.status < 400 && location) {
       await res.body?.cancel().catch(() => {});
       if (hop >= MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
-      url = new URL(location, url);
-      if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+      const next = new URL(location, url);
+      if (next.origin !== url.origin) for (const name of [...headers.keys()]) if (!SAFE_ACROSS_ORIGINS.has(name)) headers.delete(name);
+      url = next;
+      // As fetch does: 303 turns anything but GET/HEAD into a GET, 301/302 a POST; 307/308 keep method and body.
+      if ((res.status === 303 && method !== "GET" && method !== "HEAD") || ((res.status === 301 || res.status === 302) && method === "POST")) {
         method = "GET";
         body = undefined;
+        for (const name of ["content-type", "content-length", "content-encoding", "content-language"]) headers.delete(name);
       }
       continue;
     }
