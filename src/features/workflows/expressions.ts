@@ -1,5 +1,6 @@
 // `{{ expr }}` templates in node configs: JSONata expressions over {input, nodes, execution},
-// compiled once, checked at save, evaluated with a time and depth budget. No JavaScript runs.
+// compiled once, checked at save, evaluated with a work and depth budget, a slice of work at a
+// time with the event loop let in between. No JavaScript runs.
 import type jsonataModule from "jsonata";
 
 type Expression = ReturnType<typeof jsonataModule>;
@@ -11,10 +12,36 @@ const jsonata: typeof jsonataModule = (source, options) => {
   return jsonataFn(source, options);
 };
 
-/** An expression that runs longer than this fails its node (JSONata checks between steps). */
+/** An expression that works longer than this fails its node (counted between JSONata's steps). */
 export const EXPRESSION_TIMEOUT_MS = 1000;
+/**
+ * An expression lets the event loop run after this much work: JSONata's steps are async but
+ * resolve in microtasks, so a long one would otherwise hold every request and every other node
+ * until it ends (15 nodes at their budget: 15 s without an answer).
+ */
+export const EXPRESSION_SLICE_MS = 4;
 const EXPRESSION_STACK = 300;
 const CACHE_MAX = 5000;
+
+/** JSONata calls the function bound to this name before each step and awaits what it returns. */
+const STEP_HOOK = Symbol.for("jsonata.__evaluate_entry");
+
+/** Work done by one evaluation so far, and when its current slice began (keyed by its root frame). */
+const budgets = new WeakMap<object, { sliceStart: number; spent: number }>();
+
+/** Before each step: after a slice of work, a turn of the event loop; past the budget, the end. */
+function beforeStep(_expr: unknown, _input: unknown, environment: { base: object }): Promise<void> | undefined {
+  const now = performance.now();
+  const budget = budgets.get(environment.base);
+  if (!budget) {
+    budgets.set(environment.base, { sliceStart: now, spent: 0 });
+    return undefined;
+  }
+  if (now - budget.sliceStart < EXPRESSION_SLICE_MS) return undefined;
+  budget.spent += now - budget.sliceStart;
+  if (budget.spent > EXPRESSION_TIMEOUT_MS) throw { code: "H1012", message: `Evaluation stopped after ${EXPRESSION_TIMEOUT_MS} ms of work; check for an endless loop or a very large input` };
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (budget.sliceStart = performance.now()));
+}
 
 export class ExpressionError extends Error {}
 
@@ -26,7 +53,8 @@ export function compile(source: string): Expression {
   if (hit) return hit;
   let expr: Expression;
   try {
-    expr = jsonata(source, { timeout: EXPRESSION_TIMEOUT_MS, stack: EXPRESSION_STACK } as jsonataModule.JsonataOptions);
+    expr = jsonata(source, { stack: EXPRESSION_STACK } as jsonataModule.JsonataOptions);
+    expr.assign(STEP_HOOK as unknown as string, beforeStep);
   } catch (e) {
     throw new ExpressionError(describe(e, source));
   }
