@@ -38,6 +38,12 @@ beforeAll(async () => {
       if (url.pathname === "/repos/acme/api/issues") return Response.json({ ...issue(3), title: (body as any).title }, { status: 201 });
       if (url.pathname === "/repos/acme/hop/issues") return Response.json([issue(5)], { headers: { link: `<http://127.0.0.2:${url.port}/steal?page=2>; rel="next"` } });
       if (url.pathname === "/steal") return Response.json([issue(666)]);
+      // Lying servers: an empty page that names a next one, and pages of nothing but pull requests without end.
+      const nextPage = `<${url.origin}${url.pathname}?page=${Number(url.searchParams.get("page") ?? 1) + 1}>; rel="next"`;
+      if (url.pathname === "/repos/acme/empty/issues") return Response.json([], { headers: { link: nextPage } });
+      if (url.pathname === "/repos/acme/endless/issues") return Response.json([{ ...issue(8), pull_request: {} }], { headers: { link: nextPage } });
+      if (url.pathname === "/api/v4/projects/grp%2Fempty/issues") return Response.json([], { headers: { "x-next-page": "2" } });
+      if (url.pathname === "/api/v4/projects/grp%2Fendless/issues") return Response.json([issue(13)], { headers: { "x-next-page": String(Number(url.searchParams.get("page")) + 1) } });
       if (url.pathname === "/repos/acme/limited/issues") return Response.json({ message: "API rate limit exceeded" }, { status: 429, headers: { "retry-after": "30" } });
       if (url.pathname === "/repos/acme/missing/issues") return Response.json({ message: "Not Found", documentation_url: "https://docs" }, { status: 404 });
       if (url.pathname === "/api/v1/repos/acme/api/issues") return Response.json([issue(7)]);
@@ -160,6 +166,21 @@ describe("connectors through their real client code", () => {
     expect((res.structuredContent as any).issues.map((i: any) => i.number)).toEqual([5]);
     expect(seen.slice(before).some((s) => s.path.startsWith("/steal"))).toBe(false);
     await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
+  test("a server that always names a next page cannot keep Hearth calling it: an empty page ends the list, and pages are capped", async () => {
+    const requests = async (path: string, config: Record<string, unknown>, type = "github") => {
+      const r = await create({ title: `Lying ${path}`, type, product_id: ws, config: { base_url: api.url.origin, ...config }, credentials: { token: "t" } });
+      const before = seen.length;
+      const res = await tool(user, "list_issues", { limit: 200 });
+      await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+      expect(res.isError).toBeFalsy();
+      return seen.slice(before).filter((s) => s.path.startsWith(path)).length;
+    };
+    expect(await requests("/repos/acme/empty/", { owner: "acme", repo: "empty" })).toBe(1);
+    expect(await requests("/repos/acme/endless/", { owner: "acme", repo: "endless" })).toBe(10);
+    expect(await requests("/api/v4/projects/grp%2Fempty/", { project: "grp/empty" }, "gitlab")).toBe(1);
+    expect(await requests("/api/v4/projects/grp%2Fendless/", { project: "grp/endless" }, "gitlab")).toBe(10);
   });
 
   test("errors become one readable line; a rate limit is reported with its cause", async () => {

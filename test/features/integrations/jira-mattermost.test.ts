@@ -17,10 +17,15 @@ beforeAll(async () => {
       const url = new URL(req.url);
       const body: any = req.method === "POST" ? await req.json() : undefined;
       seen.push({ path: url.pathname + url.search, auth: req.headers.get("authorization"), body });
-      if (url.pathname === "/rest/api/2/search") {
+      if (url.pathname === "/rest/api/2/search" && url.searchParams.get("jql") !== "lying") {
         const startAt = Number(url.searchParams.get("startAt"));
         const all = Array.from({ length: 3 }, (_, i) => ({ key: `OPS-${i + 1}`, fields: { summary: `Ticket ${i + 1}`, status: { name: "Open" }, assignee: null } }));
         return Response.json({ startAt, total: 3, issues: all.slice(startAt, startAt + 2) });
+      }
+      if (url.pathname === "/rest/api/2/search" && url.searchParams.get("jql") === "lying") {
+        // One ticket a page of a "total" that never ends.
+        const startAt = Number(url.searchParams.get("startAt"));
+        return Response.json({ startAt, total: 1_000_000, issues: [{ key: `OPS-${startAt + 1}`, fields: { summary: "x", status: { name: "Open" } } }] });
       }
       if (url.pathname === "/rest/api/2/issue") return body.fields.project.key === "NOPE" ? Response.json({ errorMessages: [], errors: { project: "valid project is required" }, message: undefined }, { status: 400 }) : Response.json({ id: "10001", key: "OPS-4" }, { status: 201 });
       if (url.pathname === "/rest/api/2/issue/OPS-1/comment") return Response.json({ id: "555" }, { status: 201 });
@@ -63,6 +68,15 @@ test("jira: JQL search follows startAt pages, create and comment; a PAT is sent 
   await node("jira", "search_tickets", { jql: "x" });
   expect(seen.at(-1)!.auth).toBe(`Basic ${Buffer.from("a@b.c:tok").toString("base64")}`);
   await h.call("DELETE", `/api/integrations-base/${cloud.body.data.id}`, { token: jwt });
+});
+
+test("jira: a search whose total never ends follows a capped number of pages", async () => {
+  const dc = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Jira lying", type: "jira", product_id: ws, config: { base_url: fake.url.origin }, credentials: { token: "pat-1" } } });
+  const before = seen.length;
+  const found = await node("jira", "search_tickets", { jql: "lying", limit: 200 });
+  expect(found.status).toBe("succeeded");
+  expect(seen.slice(before).filter((s) => s.path.startsWith("/rest/api/2/search")).length).toBe(10);
+  await h.call("DELETE", `/api/integrations-base/${dc.body.data.id}`, { token: jwt });
 });
 
 test("mattermost: a thread reply and the team's channels", async () => {

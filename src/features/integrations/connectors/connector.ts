@@ -66,6 +66,12 @@ export async function apiCall(product: string, url: string, init: { method?: str
   return { data, headers: res.headers };
 }
 
+/**
+ * Pages one listing follows at most: a server whose every page points to a next one (empty or not)
+ * must not keep Hearth calling it. 200 items, the largest limit, fit in far fewer pages.
+ */
+export const MAX_PAGES = 10;
+
 /** The URL of the next page from an RFC 8288 Link header (GitHub, Gitea). */
 export function nextLink(link: string | null): string | undefined {
   return link?.split(",").map((p) => /<([^>]+)>;\s*rel="next"/.exec(p)?.[1]).find(Boolean);

@@ -1,7 +1,7 @@
 // GitHub (and GitHub Enterprise Server) and Gitea / Forgejo: issues of one repository through
 // their REST APIs (GitHub v3; Gitea v1 keeps GitHub's shapes), pages followed by the Link header.
 import { t } from "elysia";
-import { apiCall, baseUrl, nextLink, type Connector, type ConnectorTool } from "./connector";
+import { apiCall, baseUrl, MAX_PAGES, nextLink, type Connector, type ConnectorTool } from "./connector";
 
 const MAX_ISSUES = 200;
 
@@ -22,11 +22,12 @@ function forge(kind: "github" | "gitea"): Connector {
         const limit = args.limit ?? 30;
         const issues: any[] = [];
         let url: string | undefined = `${api(ctx.config)}/repos/${repo(ctx.config)}/issues?state=${args.state ?? "open"}&${kind === "github" ? "per_page" : "limit"}=${Math.min(limit, 100)}`;
-        while (url && issues.length < limit) {
+        for (let pages = 0; url && issues.length < limit && pages < MAX_PAGES; pages++) {
           const { data, headers: h } = await apiCall(product, url, { headers: headers(ctx.credentials), signal: ctx.signal, allow: ctx.allow });
           // GitHub lists pull requests among issues; they are not issues here.
           issues.push(...(data as any[]).filter((i) => !i.pull_request));
-          const next = nextLink(h.get("link"));
+          // An empty page ends the list whatever its Link header says.
+          const next = (data as any[]).length > 0 ? nextLink(h.get("link")) : undefined;
           // A next page on another host is not followed: the token must only ever go to the configured server.
           url = next && new URL(next, url).origin === new URL(api(ctx.config)).origin ? new URL(next, url).toString() : undefined;
         }

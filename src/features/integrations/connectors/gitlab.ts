@@ -1,6 +1,6 @@
 // GitLab (self-managed or gitlab.com): issues of one project through REST v4, pages by X-Next-Page.
 import { t } from "elysia";
-import { apiCall, baseUrl, type Connector } from "./connector";
+import { apiCall, baseUrl, MAX_PAGES, type Connector } from "./connector";
 
 const issueView = (i: any) => ({ number: i.iid, title: i.title, state: i.state, url: i.web_url, author: i.author?.username, labels: i.labels ?? [], created_at: i.created_at });
 
@@ -23,11 +23,12 @@ export const gitlab: Connector = {
         const api = `${baseUrl(ctx.config, "https://gitlab.com")}/api/v4/projects/${encodeURIComponent(String(ctx.config.project))}/issues`;
         const issues: any[] = [];
         let page: string | null = "1";
-        while (page && issues.length < limit) {
+        for (let pages = 0; page && issues.length < limit && pages < MAX_PAGES; pages++) {
           const state = args.state && args.state !== "all" ? `&state=${args.state}` : args.state === "all" ? "" : "&state=opened";
           const { data, headers } = await apiCall("GitLab", `${api}?per_page=${Math.min(limit, 100)}&page=${page}${state}`, { headers: { "private-token": String(ctx.credentials.token) }, signal: ctx.signal, allow: ctx.allow });
           issues.push(...(data as any[]));
-          page = headers.get("x-next-page") || null;
+          // An empty page ends the list whatever X-Next-Page says.
+          page = (data as any[]).length > 0 ? headers.get("x-next-page") || null : null;
         }
         const list = issues.slice(0, limit).map(issueView);
         return { text: list.length ? list.map((i) => `#${i.number} [${i.state}] ${i.title} (${i.url})`).join("\n") : "No issues.", data: { issues: list } };

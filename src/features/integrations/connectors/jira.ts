@@ -1,7 +1,7 @@
 // Jira Data Center / Server (REST v2, personal access token) or Jira Cloud (email + API token):
 // search with JQL (paged by startAt), create tickets, comment.
 import { t } from "elysia";
-import { apiCall, baseUrl, type CallContext, type Connector } from "./connector";
+import { apiCall, baseUrl, MAX_PAGES, type CallContext, type Connector } from "./connector";
 
 const auth = (c: Record<string, unknown>): Record<string, string> =>
   c.email ? { authorization: `Basic ${Buffer.from(`${c.email}:${c.api_token}`).toString("base64")}` } : { authorization: `Bearer ${c.token}` };
@@ -29,7 +29,7 @@ export const jira: Connector = {
       async run(args, ctx) {
         const limit = args.limit ?? 20;
         const tickets: any[] = [];
-        for (let startAt = 0; tickets.length < limit; ) {
+        for (let startAt = 0, pages = 0; tickets.length < limit && pages < MAX_PAGES; pages++) {
           const { data } = await call(ctx, `/search?jql=${encodeURIComponent(args.jql)}&startAt=${startAt}&maxResults=${Math.min(50, limit - tickets.length)}&fields=summary,status,assignee`);
           const page = data as { issues: any[]; total: number };
           tickets.push(...page.issues);
