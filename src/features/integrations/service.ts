@@ -30,6 +30,11 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     if (!c) throw unprocessable(`Unknown integration type "${type}"; the types are: ${[...connectors.keys()].join(", ")}`);
     return c;
   };
+  /** The schema's minLength counts spaces: a title of spaces only would be stored empty. */
+  const nonBlank = (title: string) => {
+    if (!title.trim()) throw unprocessable("title must not be blank");
+    return title.trim();
+  };
   const check = (schema: TSchema, value: unknown, what: string) => {
     const e = validatorFor(schema).Errors(value).First();
     if (e) throw unprocessable(problemText(e, what));
@@ -90,6 +95,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     },
 
     create(p: Principal, input: { title: string; type: string; productId?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown> }): IntegrationRow {
+      const title = nonBlank(input.title);
       const c = connector(input.type);
       const productId = input.productId ? workspaces.requireVisible(p, input.productId).id : null;
       requireManager(p, { productId });
@@ -100,7 +106,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
         id: crypto.randomUUID(),
         organizationId: p.organizationId,
         productId,
-        title: input.title.trim(),
+        title,
         type: input.type,
         scope: productId ? "local" : "global",
         status: input.credentials ? "active" : "template",
@@ -119,6 +125,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     update(p: Principal, id: string, patch: { title?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown>; status?: "active" | "disabled" }): IntegrationRow {
       const row = requireIntegration(p, id);
       requireManager(p, row);
+      const title = patch.title === undefined ? row.title : nonBlank(patch.title);
       const c = connector(row.type);
       if (patch.config) check(c.config, patch.config, "config");
       if (patch.credentials) check(c.credentials, patch.credentials, "credentials");
@@ -126,7 +133,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       if (patch.status === "active" && !hasCredentials) throw invalid("A template becomes active with its credentials: send credentials");
       const status = patch.status ?? (patch.credentials && row.status === "template" ? "active" : row.status);
       const next = {
-        title: patch.title?.trim() ?? row.title,
+        title,
         config: patch.config ?? row.config,
         credentials: patch.credentials ? box.seal(patch.credentials) : row.credentials,
         status,

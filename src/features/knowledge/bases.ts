@@ -3,7 +3,7 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { durableCommit } from "../../platform/db/durability";
-import { conflict, notFound } from "../../platform/errors";
+import { conflict, notFound, unprocessable } from "../../platform/errors";
 import { knowledgeBases, knowledgeFiles } from "./table";
 import type { ChunkDrain } from "./drain";
 import type { KnowledgeBaseRow, KnowledgeDeps } from "./service";
@@ -49,6 +49,11 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
     return kb;
   };
 
+  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
+  const nonBlank = (name: string) => {
+    if (!name.trim()) throw unprocessable("name must not be blank");
+    return name.trim();
+  };
   const nameTaken = (productId: string, name: string) =>
     db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.name, name))).get() !== undefined;
 
@@ -87,7 +92,7 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
     createBase(principal: Principal, input: { productId: string; name: string; description?: string }): KnowledgeBaseRow {
       const w = workspaces.requireVisible(principal, input.productId);
       ensureDefault(w.id);
-      const name = input.name.trim();
+      const name = nonBlank(input.name);
       if (nameTaken(w.id, name)) throw conflict(`This workspace already has a knowledge base named "${name}"`);
       const row: KnowledgeBaseRow = {
         id: crypto.randomUUID(),
@@ -107,7 +112,7 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
 
     updateBase(principal: Principal, id: string, patch: { name?: string; description?: string | null }): KnowledgeBaseRow {
       const kb = requireBase(principal, id);
-      const name = patch.name?.trim() ?? kb.name;
+      const name = patch.name === undefined ? kb.name : nonBlank(patch.name);
       if (name !== kb.name && nameTaken(kb.productId, name)) throw conflict(`This workspace already has a knowledge base named "${name}"`);
       const next = { name, description: patch.description === undefined ? kb.description : patch.description?.trim() || null, updatedAt: now() };
       db.update(knowledgeBases).set(next).where(eq(knowledgeBases.id, kb.id)).run();

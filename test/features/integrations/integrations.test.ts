@@ -111,6 +111,17 @@ describe("types, scope, shadow rule", () => {
     await h.call("DELETE", `/api/integrations-base/${global.body.data.id}`, { token: jwt });
   });
 
+  test("a title of spaces only is refused, on create and on rename", async () => {
+    const blank = await create({ ...gh("   "), product_id: ws });
+    expect(blank.status).toBe(422);
+    expect(blank.body.message).toBe("title must not be blank");
+    const r = await create({ ...gh("  Padded  "), product_id: ws });
+    expect(r.body.data.title).toBe("Padded");
+    const renamed = await h.call("PUT", `/api/integrations-base/${r.body.data.id}`, { token: jwt, body: { title: " \t " } });
+    expect([renamed.status, renamed.body.message]).toEqual([422, "title must not be blank"]);
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
   test("roles and tenancy: USER tokens read; SYSTEM tokens manage local ones only; other tenants get 404", async () => {
     expect((await create({ ...gh("by user"), product_id: ws }, user)).status).toBe(403);
     expect((await create(gh("global by system"), system)).status).toBe(403);

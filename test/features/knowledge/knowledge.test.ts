@@ -227,6 +227,10 @@ describe("files", () => {
     expect(c.status).toBe(201);
     const dup = await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name: "Legal" } });
     expect(dup.status).toBe(409);
+    const blank = await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name: "   " } });
+    expect([blank.status, blank.body.message]).toEqual([422, "name must not be blank"]);
+    const blankRename = await h.call("PUT", `/api/knowledge-base/${c.body.data.id}`, { token: jwt, body: { name: "  " } });
+    expect([blankRename.status, blankRename.body.message]).toEqual([422, "name must not be blank"]);
     const kb = c.body.data.id;
     const r = await upload("contract.md", "# Contract\nThe notice period is three months.", { knowledge_base_id: kb });
     await ingested(r.body.data.id);
