@@ -40,6 +40,17 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     if (e) throw unprocessable(problemText(e, what));
   };
 
+  const urlFields = (c: Connector) => c.urlFields ?? ["base_url"];
+  /** A URL field is an http(s) URL: anything else would only fail at the first call. */
+  const checkUrls = (c: Connector, config: Record<string, unknown>) => {
+    for (const field of urlFields(c)) {
+      const value = config[field];
+      if (value === undefined) continue;
+      const protocol = typeof value === "string" && URL.canParse(value) ? new URL(value).protocol : undefined;
+      if (protocol !== "http:" && protocol !== "https:") throw unprocessable(`config.${field} must be an http or https URL`);
+    }
+  };
+
   /** Visible: the caller's organization; a local one only to callers who see its workspace. */
   const requireIntegration = (p: Principal, id: string): IntegrationRow => {
     const row = db.select().from(integrations).where(eq(integrations.id, id.toLowerCase())).get();
@@ -100,6 +111,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       const productId = input.productId ? workspaces.requireVisible(p, input.productId).id : null;
       requireManager(p, { productId });
       check(c.config, input.config ?? {}, "config");
+      checkUrls(c, input.config ?? {});
       if (input.credentials) check(c.credentials, input.credentials, "credentials");
       const now = new Date(clock.now());
       const row: IntegrationRow = {
@@ -127,7 +139,10 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       requireManager(p, row);
       const title = patch.title === undefined ? row.title : nonBlank(patch.title);
       const c = connector(row.type);
-      if (patch.config) check(c.config, patch.config, "config");
+      if (patch.config) {
+        check(c.config, patch.config, "config");
+        checkUrls(c, patch.config);
+      }
       if (patch.credentials) check(c.credentials, patch.credentials, "credentials");
       const hasCredentials = Boolean(patch.credentials ?? row.credentials);
       if (patch.status === "active" && !hasCredentials) throw invalid("A template becomes active with its credentials: send credentials");

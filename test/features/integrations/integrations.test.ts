@@ -122,6 +122,19 @@ describe("types, scope, shadow rule", () => {
     await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
   });
 
+  test("a base_url (or a teams service_url) that is not an http(s) URL is refused on create and update", async () => {
+    for (const base_url of ["not a url", "file:///etc", "gopher://x"]) {
+      const r = await create({ ...gh("Bad URL"), product_id: ws, config: { base_url, owner: "acme", repo: "api" } });
+      expect([r.status, r.body.message]).toEqual([422, "config.base_url must be an http or https URL"]);
+    }
+    const teams = await create({ title: "Bad Teams", type: "teams", product_id: ws, config: { app_id: "a", service_url: "javascript:alert(1)" } });
+    expect([teams.status, teams.body.message]).toEqual([422, "config.service_url must be an http or https URL"]);
+    const r = await create({ ...gh("Good URL"), product_id: ws });
+    const put = await h.call("PUT", `/api/integrations-base/${r.body.data.id}`, { token: jwt, body: { config: { base_url: "file:///etc", owner: "acme", repo: "api" }, credentials: { token: SECRET } } });
+    expect([put.status, put.body.message]).toEqual([422, "config.base_url must be an http or https URL"]);
+    await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
   test("roles and tenancy: USER tokens read; SYSTEM tokens manage local ones only; other tenants get 404", async () => {
     expect((await create({ ...gh("by user"), product_id: ws }, user)).status).toBe(403);
     expect((await create(gh("global by system"), system)).status).toBe(403);

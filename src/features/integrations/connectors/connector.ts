@@ -27,6 +27,8 @@ export interface Connector {
   tools: ConnectorTool[];
   /** Tools that depend on an integration's config (the generic http service's operations). */
   toolsFor?(config: Record<string, unknown>): ConnectorTool[];
+  /** Config fields naming where the credentials are sent (default: base_url): http(s) URLs only. */
+  urlFields?: string[];
   /** One cheap authenticated read that proves config and credentials work; a line saying what it saw. */
   check?(ctx: CallContext): Promise<string>;
 }

@@ -23,6 +23,7 @@ export const teams: Connector = {
     },
     { additionalProperties: false },
   ),
+  urlFields: ["service_url"],
   tools: [
     {
       name: "send_message",
