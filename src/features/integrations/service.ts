@@ -41,6 +41,8 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
   };
 
   const urlFields = (c: Connector) => c.urlFields ?? ["base_url"];
+  /** Where a URL field sends credentials, for comparison ("https://x/" is "https://x"; absent is the default). */
+  const destination = (value: unknown) => (value === undefined ? "" : String(value).replace(/\/+$/, ""));
   /** A URL field is an http(s) URL: anything else would only fail at the first call. */
   const checkUrls = (c: Connector, config: Record<string, unknown>) => {
     for (const field of urlFields(c)) {
@@ -144,6 +146,10 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
         checkUrls(c, patch.config);
       }
       if (patch.credentials) check(c.credentials, patch.credentials, "credentials");
+      // Whoever points stored credentials at another server must know them: else a manager who never
+      // saw the token could send it to a server of their own.
+      const moved = patch.config && urlFields(c).find((f) => destination(row.config[f]) !== destination(patch.config![f]));
+      if (moved && row.credentials && !patch.credentials) throw unprocessable(`Changing config.${moved} changes where this integration's credentials are sent: send the credentials again with it`);
       const hasCredentials = Boolean(patch.credentials ?? row.credentials);
       if (patch.status === "active" && !hasCredentials) throw invalid("A template becomes active with its credentials: send credentials");
       const status = patch.status ?? (patch.credentials && row.status === "template" ? "active" : row.status);

@@ -135,6 +135,22 @@ describe("types, scope, shadow rule", () => {
     await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
   });
 
+  test("a PUT that changes where the credentials go must send them again", async () => {
+    const r = await create({ ...gh("Moving"), product_id: ws });
+    const put = (body: Record<string, unknown>) => h.call("PUT", `/api/integrations-base/${r.body.data.id}`, { token: jwt, body });
+    const elsewhere = { base_url: "http://127.0.0.2:9", owner: "acme", repo: "api" };
+    const moved = await put({ config: elsewhere });
+    expect([moved.status, moved.body.message]).toEqual([422, "Changing config.base_url changes where this integration's credentials are sent: send the credentials again with it"]);
+    // Leaving base_url out means the public default: a move too.
+    expect((await put({ config: { owner: "acme", repo: "api" } })).status).toBe(422);
+    expect((await put({ config: { base_url: `${api.url.origin}/`, owner: "acme", repo: "other" } })).status).toBe(200);
+    expect((await put({ config: elsewhere, credentials: { token: "a-new-token" } })).status).toBe(200);
+    // A template has nothing to send.
+    const template = await create({ title: "Moving template", type: "github", product_id: ws, config: { owner: "acme", repo: "api" } });
+    expect((await h.call("PUT", `/api/integrations-base/${template.body.data.id}`, { token: jwt, body: { config: elsewhere } })).status).toBe(200);
+    for (const x of [r, template]) await h.call("DELETE", `/api/integrations-base/${x.body.data.id}`, { token: jwt });
+  });
+
   test("roles and tenancy: USER tokens read; SYSTEM tokens manage local ones only; other tenants get 404", async () => {
     expect((await create({ ...gh("by user"), product_id: ws }, user)).status).toBe(403);
     expect((await create(gh("global by system"), system)).status).toBe(403);
