@@ -22,7 +22,8 @@ describe("detect", () => {
     expect(detectFormat("temp.md", enc("# Limits\nKeep the room below 45 °C"))).toBe("md");
     const cut = enc("a".repeat(8191) + "é and more");
     expect(detectFormat("long.txt", cut)).toBe("txt");
-    expect(detectFormat("bad.txt", new Uint8Array([0x61, 0x62, 0xc3, 0x28, 0x61]))).toBeNull();
+    // Not UTF-8 but free of control bytes: text in a Windows code page (see below), no longer refused.
+    expect(detectFormat("latin.txt", new Uint8Array([0x61, 0x62, 0xc3, 0x28, 0x61]))).toBe("txt");
   });
 
   test("binaries and liars are refused", () => {
@@ -90,6 +91,21 @@ describe("parse", () => {
     for (const bytes of [utf16le("Grüße aus Köln"), utf16le("Grüße aus Köln", false), enc("\uFEFFGrüße aus Köln")]) {
       expect(await parseDocument("txt", bytes)).toEqual([{ text: "Grüße aus Köln", headings: [] }]);
     }
+  });
+
+  test("text in a Windows code page (Excel's CSV export, an old .txt) is read as Windows-1252; a damaged UTF-8 byte does not turn a UTF-8 file into one", async () => {
+    const cp1252 = (s: string) => Uint8Array.from(s, (c) => (c === "€" ? 0x80 : c.charCodeAt(0)));
+    const csv = cp1252("Name;City;Price\nJosé;Málaga;12 €\nZoë;Köln;9 €\n");
+    // Before: refused as "not a supported document" (415).
+    expect(detectFormat("excel.csv", csv)).toBe("csv");
+    expect(detectFormat("old-notes", cp1252("Café crème, déjà vu"))).toBe("txt");
+    const [table] = await parseDocument("csv", csv);
+    expect(table!.text).toContain("José");
+    expect(table!.text).toContain("Málaga");
+    expect(table!.text).toContain("12 €");
+    expect(await parseDocument("txt", cp1252("Café crème, déjà vu"))).toEqual([{ text: "Café crème, déjà vu", headings: [] }]);
+    const damaged = new Uint8Array([...enc("Grüße aus Köln, schöne Grüße "), 0xff, ...enc(" und Tschüß")]);
+    expect((await parseDocument("txt", damaged))[0]!.text).toBe("Grüße aus Köln, schöne Grüße \uFFFD und Tschüß");
   });
 
   test("a truncated PDF or DOCX is a ParseError", async () => {

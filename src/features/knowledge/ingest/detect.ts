@@ -35,19 +35,15 @@ const BINARY_SIGNATURES = [
 
 const extension = (name: string) => name.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1] ?? "";
 
-/** True when the sample decodes as text: UTF-16 with a BOM, or UTF-8 without control bytes. */
+/**
+ * True when the sample is text: UTF-16 with a BOM, or 8-bit text without control bytes (UTF-8, or
+ * a Windows code page: decodeText tells them apart). Binary data has control bytes within its
+ * first kilobytes, and the common binary formats are refused by their signatures before this.
+ */
 export function looksLikeText(sample: Uint8Array): boolean {
   if (startsWith(sample, [0xff, 0xfe]) || startsWith(sample, [0xfe, 0xff])) return true;
-  let control = 0;
-  for (const b of sample) if (b === 0 || (b < 9 && b !== 0) || (b > 13 && b < 32 && b !== 27)) control++;
-  if (control > 0) return false;
-  try {
-    // stream: a character cut by the end of the sample is held back instead of being an error.
-    new TextDecoder("utf-8", { fatal: true }).decode(sample, { stream: true });
-    return true;
-  } catch {
-    return false;
-  }
+  for (const b of sample) if (b < 9 || (b > 13 && b < 32 && b !== 27)) return false;
+  return true;
 }
 
 /** How many of a file's first bytes detectFormat reads (the rest may be left out). */
