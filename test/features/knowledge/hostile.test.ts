@@ -83,6 +83,8 @@ describe("hostile files", () => {
     expectParseFailure((await whileResponsive(() => parseIsolated("pdf", loopingPdf(), LIMITS))).result);
     const pdf = await makePdf(["one", "two", "three"]);
     expectParseFailure((await whileResponsive(() => parseIsolated("pdf", pdf.subarray(0, Math.floor(pdf.length / 2)), LIMITS))).result);
+    // The reason a user reads is the parser's, without pdf.js's warnings before it.
+    expectParseFailure((await whileResponsive(() => parseIsolated("pdf", pdf.subarray(0, 200), LIMITS))).result, /^not a readable PDF: /);
   });
 
   test("JSON nested a million deep fails", async () => {

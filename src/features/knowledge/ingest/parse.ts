@@ -105,7 +105,8 @@ async function parsePdf(bytes: Uint8Array): Promise<Section[]> {
   const { extractText, getDocumentProxy } = await import("unpdf");
   let pages: string[];
   try {
-    const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: true });
+    // verbosity 0: errors only; pdf.js warnings would otherwise be printed into the reason a file failed.
+    const pdf = await getDocumentProxy(new Uint8Array(bytes), { stopAtErrors: true, verbosity: 0 });
     try {
       pages = (await extractText(pdf, { mergePages: false })).text;
     } finally {
