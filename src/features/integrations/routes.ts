@@ -48,7 +48,7 @@ export function integrationRoutes({ auth, integrations: service, allow }: { auth
         const row = service.create(principal, { title: body.title, type: body.type, productId: body.product_id, config: body.config, credentials: body.credentials });
         return { success: true as const, message: row.status === "template" ? "Integration template created; give it credentials to activate it" : "Integration created", data: view(row) };
       },
-      { auth: "any", body: CreateIntegrationBody, response: { 201: One, ...errors(400, 401, 403, 404, 422, 429) }, detail: { summary: "Create an integration: local with product_id, global without (scope is set by the service)" } },
+      { auth: "any", body: CreateIntegrationBody, response: { 201: One, ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Create an integration: local with product_id, global without (scope is set by the service)" } },
     )
     .get("/api/integrations-base/product/:productId/active", ({ principal, params }) => all(service.effectiveFor(principal, params.productId)), {
       auth: "any",
@@ -71,7 +71,7 @@ export function integrationRoutes({ auth, integrations: service, allow }: { auth
       auth: "any",
       params: IdParams,
       body: UpdateIntegrationBody,
-      response: { 200: One, ...errors(400, 401, 403, 404, 422, 429) },
+      response: { 200: One, ...errors(400, 401, 403, 404, 409, 422, 429) },
       detail: { summary: "Update; credentials activate a template" },
     })
     .post(

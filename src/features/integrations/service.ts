@@ -7,7 +7,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { problemText, validatorFor } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
+import { conflict, forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { SecretBox } from "../../platform/secrets";
@@ -51,6 +51,16 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       const protocol = typeof value === "string" && URL.canParse(value) ? new URL(value).protocol : undefined;
       if (protocol !== "http:" && protocol !== "https:") throw unprocessable(`config.${field} must be an http or https URL`);
     }
+  };
+
+  /**
+   * Titles are unique among the integrations one workspace sees (its own and the organization's
+   * global ones): a tool two of them offer is told apart by title (`_integration`).
+   */
+  const requireFreeTitle = (organizationId: string, productId: string | null, title: string, id?: string) => {
+    const where = and(eq(integrations.organizationId, organizationId), eq(integrations.title, title), productId ? or(eq(integrations.productId, productId), isNull(integrations.productId)) : undefined);
+    const same = db.select({ id: integrations.id }).from(integrations).where(where).all();
+    if (same.some((r) => r.id !== id)) throw conflict(`An integration titled "${title}" already exists ${productId ? "in this workspace or globally" : "in this organization"}; integrations a workspace sees need distinct titles`);
   };
 
   /** Visible: the caller's organization; a local one only to callers who see its workspace. */
@@ -112,6 +122,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       const c = connector(input.type);
       const productId = input.productId ? workspaces.requireVisible(p, input.productId).id : null;
       requireManager(p, { productId });
+      requireFreeTitle(p.organizationId, productId, title);
       check(c.config, input.config ?? {}, "config");
       checkUrls(c, input.config ?? {});
       if (input.credentials) check(c.credentials, input.credentials, "credentials");
@@ -140,6 +151,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       const row = requireIntegration(p, id);
       requireManager(p, row);
       const title = patch.title === undefined ? row.title : nonBlank(patch.title);
+      if (title !== row.title) requireFreeTitle(row.organizationId, row.productId, title, row.id);
       const c = connector(row.type);
       if (patch.config) {
         check(c.config, patch.config, "config");

@@ -104,7 +104,7 @@ export function renderPassages(sources: ToolSource[]): string {
 
 /**
  * Tools of one name offered by several integrations become one tool with a required
- * `_integration` parameter (an enum of the integrations' titles); a call without it is refused
+ * `_integration` parameter (an enum of the integrations' titles, made distinct); a call without it is refused
  * with a message naming the options.
  */
 export function mergeCollisions(tools: ToolDef<any>[]): ToolDef<any>[] {
@@ -116,7 +116,10 @@ export function mergeCollisions(tools: ToolDef<any>[]): ToolDef<any>[] {
       out.push(defs[0]!);
       continue;
     }
-    const titles = defs.map((d, i) => d.group?.title ?? `${name} #${i + 1}`);
+    const named = defs.map((d, i) => d.group?.title ?? `${name} #${i + 1}`);
+    // Titles are unique per workspace now, but an older database may hold two alike: the later ones
+    // get the start of their id, so that each stays reachable.
+    const titles = named.map((title, i) => (named.indexOf(title) < i ? `${title} (${defs[i]!.group?.id.slice(0, 8) ?? i + 1})` : title));
     const first = defs[0]!;
     const props = ((first.input as TObject).properties ?? {}) as Record<string, TSchema>;
     out.push({

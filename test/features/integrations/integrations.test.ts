@@ -248,6 +248,25 @@ describe("connectors through their real client code", () => {
     for (const r of [gt, gl, sl]) await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
   });
 
+  test("titles are unique among what a workspace sees (409); two alike from an older database both stay reachable", async () => {
+    const first = await create({ title: "Twin", type: "gitea", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "api" }, credentials: { token: "g" } });
+    const dup = await create({ title: "Twin", type: "gitlab", product_id: ws, config: { base_url: api.url.origin, project: "grp/svc" }, credentials: { token: "l" } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.message).toContain('"Twin" already exists');
+    expect((await create({ title: "Twin", type: "gitlab", config: { base_url: api.url.origin, project: "grp/svc" }, credentials: { token: "l" } })).status).toBe(409);
+    const second = await create({ title: "Twin 2", type: "gitlab", product_id: ws, config: { base_url: api.url.origin, project: "grp/svc" }, credentials: { token: "l" } });
+    expect((await h.call("PUT", `/api/integrations-base/${second.body.data.id}`, { token: jwt, body: { title: "Twin" } })).status).toBe(409);
+    expect((await h.call("PUT", `/api/integrations-base/${first.body.data.id}`, { token: jwt, body: { title: "Twin", status: "active" } })).status).toBe(200);
+    // Rows stored before the rule: the later one is told apart by the start of its id.
+    h.services.storage.sqlite.query("UPDATE integrations SET title = 'Twin' WHERE id = ?").run(second.body.data.id);
+    const other = `Twin (${second.body.data.id.slice(0, 8)})`;
+    const refused = await tool(user, "list_issues", {});
+    expect((refused.content as any)[0].text).toContain(`Which integration: Twin, ${other}`);
+    expect((await tool(user, "list_issues", { _integration: "Twin" }) as any).structuredContent.issues[0].number).toBe(7);
+    expect((await tool(user, "list_issues", { _integration: other }) as any).structuredContent.issues.map((i: any) => i.number)).toEqual([11, 12]);
+    for (const r of [first, second]) await h.call("DELETE", `/api/integrations-base/${r.body.data.id}`, { token: jwt });
+  });
+
   test("the integration node calls a tool of the effective integration of a type", async () => {
     const r = await create({ ...gh("GH node"), product_id: ws });
     const node = await h.call("POST", "/api/nodes/execute", { token: jwt, body: { type: "integration", config: { type: "github", action: "create_issue", arguments: { title: "From a workflow" } }, product_id: ws } });
