@@ -68,12 +68,13 @@ export function searchRoutes({ auth, search, embeddings }: { auth: AuthPlugin; s
     )
     .put(
       "/api/knowledge-base/embeddings",
-      ({ principal, body, set }) => {
-        const queued = embeddings.reembed(principal, { fileId: body.file_id, knowledgeBaseId: body.knowledge_base_id });
+      // The scope in the query (as GET and DELETE take it) or in a JSON body.
+      ({ principal, body, query, set }) => {
+        const queued = embeddings.reembed(principal, { fileId: body?.file_id ?? query.file_id, knowledgeBaseId: body?.knowledge_base_id ?? query.knowledge_base_id });
         set.status = 202;
         return { success: true as const, message: `Re-embedding ${queued} file(s) with ${embeddings.model()}`, data: { queued } };
       },
-      { auth: "any:strict", body: Scope, parse: "json", response: { 202: ok(t.Object({ queued: Int() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Re-embed a file or a knowledge base" } },
+      { auth: "any:strict", query: Scope, body: t.Optional(Scope), response: { 202: ok(t.Object({ queued: Int() })), ...errors(400, 401, 404, 422, 429) }, detail: { summary: "Re-embed a file or a knowledge base" } },
     )
     .delete(
       "/api/knowledge-base/embeddings",

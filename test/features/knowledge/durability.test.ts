@@ -84,6 +84,13 @@ describe("durable ingestion", () => {
     expect((await b.call("PUT", "/api/knowledge-base/embeddings", { token: jwt2, body: { file_id: id } })).status).toBe(202);
     await b.services.jobs.idle();
     expect(b.services.vectors.count(384)).toBe(g.chunk_count);
+    // The scope may be in the query, as the README shows and GET and DELETE take it (before: 422 "Expected object").
+    expect((await b.call("DELETE", `/api/knowledge-base/embeddings?file_id=${id}`, { token: jwt2 })).status).toBe(200);
+    const byQuery = await b.call("PUT", `/api/knowledge-base/embeddings?file_id=${id}`, { token: jwt2 });
+    expect(byQuery.status).toBe(202);
+    expect(byQuery.body.data).toEqual({ queued: 1 });
+    await b.services.jobs.idle();
+    expect(b.services.vectors.count(384)).toBe(g.chunk_count);
     await b.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(models, { recursive: true, force: true });
