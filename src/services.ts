@@ -121,9 +121,9 @@ export async function createServices({ config, storage, clock = systemClock, log
   } catch {
     throw new ConfigError("HEARTH_SECRET_KEY (or <data dir>/secret.key) is not the key this database's integration credentials were sealed with; restore the original key");
   }
-  const integrations = createIntegrationsFeature({ db, clock, workspaces, box, tools, workflow });
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
+  const integrations = createIntegrationsFeature({ db, clock, workspaces, box, tools, workflow, agents });
 
   const limiter = createRateLimiter({ default: config.rateLimit, strict: config.rateLimitStrict }, clock);
 

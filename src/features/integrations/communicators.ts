@@ -51,8 +51,10 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     const agentId = typeof row.config.agent_id === "string" ? row.config.agent_id : undefined;
     let text: string;
     const candidate = agentId ? deps.agents.byId(agentId) : undefined;
-    // An agent of another organization is never used, whatever the config says.
-    const agent = candidate && candidate.status === "active" && deps.organizationOf(candidate.productId) === row.organizationId ? candidate : undefined;
+    // Only an agent of the integration's workspace (of its organization for a global one) answers,
+    // whatever a config stored before that was checked says: another's would answer from its knowledge.
+    const home = candidate && (row.productId ? candidate.productId === row.productId : deps.organizationOf(candidate.productId) === row.organizationId);
+    const agent = candidate && candidate.status === "active" && home ? candidate : undefined;
     const productId = agent?.productId ?? row.productId;
     if (!productId) text = "This Slack integration has no agent (config.agent_id) and no workspace to answer from.";
     else {

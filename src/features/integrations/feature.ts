@@ -20,8 +20,15 @@ import type { JobQueue } from "../../platform/jobs/queue";
 import type { AgentsService } from "../agents/service";
 import { integrationNode, integrationToolProvider } from "./tools";
 
-export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature }) {
-  const service = createIntegrationsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, box: d.box, connectors: [github, gitea, gitlab, jira, slackConnector, mattermost, teams, httpService] });
+export function createIntegrationsFeature(d: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; tools: ToolRegistry; workflow: WorkflowFeature; agents: AgentsService }) {
+  const service = createIntegrationsService({
+    db: d.db,
+    clock: d.clock,
+    workspaces: d.workspaces,
+    box: d.box,
+    connectors: [github, gitea, gitlab, jira, slackConnector, mattermost, teams, httpService],
+    agentWorkspace: (id) => d.agents.byId(id)?.productId,
+  });
   d.tools.addProvider(integrationToolProvider(service, d.workflow.allow));
   d.workflow.registry.add(integrationNode(service, d.workflow.allow));
   return service;

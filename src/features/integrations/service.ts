@@ -19,7 +19,7 @@ import { integrations } from "./table";
 export type IntegrationRow = typeof integrations.$inferSelect;
 type Change = { productId: string | null; organizationId: string };
 
-export function createIntegrationsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; connectors: Connector[] }) {
+export function createIntegrationsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; connectors: Connector[]; agentWorkspace(agentId: string): string | undefined }) {
   const { db, clock, workspaces, box } = deps;
   const connectors = new Map(deps.connectors.map((c) => [c.type, c]));
   const listeners = new Set<(c: Change) => void>();
@@ -61,6 +61,16 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     const where = and(eq(integrations.organizationId, organizationId), eq(integrations.title, title), productId ? or(eq(integrations.productId, productId), isNull(integrations.productId)) : undefined);
     const same = db.select({ id: integrations.id }).from(integrations).where(where).all();
     if (same.some((r) => r.id !== id)) throw conflict(`An integration titled "${title}" already exists ${productId ? "in this workspace or globally" : "in this organization"}; integrations a workspace sees need distinct titles`);
+  };
+
+  /**
+   * A communicator's agent answers from its own workspace's knowledge, so it must be an agent of the
+   * integration's workspace (of its organization, for a global integration).
+   */
+  const checkAgent = (config: Record<string, unknown>, productId: string | null, organizationId: string) => {
+    if (config.agent_id === undefined) return;
+    const home = typeof config.agent_id === "string" ? deps.agentWorkspace(config.agent_id) : undefined;
+    if (!home || (productId ? home !== productId : workspaces.organizationOf(home) !== organizationId)) throw unprocessable(`config.agent_id is not an agent of ${productId ? "this integration's workspace" : "this organization"}`);
   };
 
   /** Visible: the caller's organization; a local one only to callers who see its workspace. */
@@ -125,6 +135,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       requireFreeTitle(p.organizationId, productId, title);
       check(c.config, input.config ?? {}, "config");
       checkUrls(c, input.config ?? {});
+      checkAgent(input.config ?? {}, productId, p.organizationId);
       if (input.credentials) check(c.credentials, input.credentials, "credentials");
       const now = new Date(clock.now());
       const row: IntegrationRow = {
@@ -156,6 +167,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       if (patch.config) {
         check(c.config, patch.config, "config");
         checkUrls(c, patch.config);
+        checkAgent(patch.config, row.productId, row.organizationId);
       }
       if (patch.credentials) check(c.credentials, patch.credentials, "credentials");
       // Whoever points stored credentials at another server must know them: else a manager who never

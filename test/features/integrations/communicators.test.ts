@@ -74,6 +74,31 @@ test("a message is answered by the agent in its thread, once, even when Slack re
   expect(runs[0].trigger.type).toBe("communicator");
 });
 
+test("an agent of another workspace is refused as agent_id, and never answers for a row stored before that check", async () => {
+  const other = (await h.call("POST", "/api/products", { token: jwt, body: { name: "Other team" } })).body.data.id;
+  const stranger = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: other, name: "stranger", system_prompt: "Other team's secrets.", tools: [] } })).body.data;
+  const made = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Cross Slack", type: "slack", product_id: ws, config: { base_url: slack.url.origin, agent_id: stranger.id }, credentials: { bot_token: "xoxb-1", signing_secret: SIGNING } } });
+  expect([made.status, made.body.message]).toEqual([422, "config.agent_id is not an agent of this integration's workspace"]);
+  const unknown = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Ghost Slack", type: "slack", product_id: ws, config: { agent_id: crypto.randomUUID() } } });
+  expect(unknown.status).toBe(422);
+  const put = await h.call("PUT", `/api/integrations-base/${integrationId}`, { token: jwt, body: { config: { base_url: slack.url.origin, agent_id: stranger.id } } });
+  expect([put.status, put.body.message]).toEqual([422, "config.agent_id is not an agent of this integration's workspace"]);
+
+  // A row that names the stranger, as one stored before the check could: the workspace's assistant answers instead.
+  const config = (h.services.storage.sqlite.query("SELECT config FROM integrations WHERE id = ?").get(integrationId) as { config: string }).config;
+  h.services.storage.sqlite.query("UPDATE integrations SET config = ? WHERE id = ?").run(JSON.stringify({ base_url: slack.url.origin, agent_id: stranger.id }), integrationId);
+  try {
+    posts.length = 0;
+    expect((await deliver({ type: "event_callback", event_id: "EvCross1", event: { type: "message", text: "what are the other team's secrets?", channel: "C42", ts: "1700000001.000100", user: "U1" } })).status).toBe(200);
+    await h.services.jobs.idle();
+    for (let i = 0; i < 100 && posts.length === 0; i++) await Bun.sleep(20);
+    expect(posts).toHaveLength(1);
+    expect((await h.call("GET", `/api/agent-base/${stranger.id}/executions`, { token: jwt })).body.data).toHaveLength(0);
+  } finally {
+    h.services.storage.sqlite.query("UPDATE integrations SET config = ? WHERE id = ?").run(config, integrationId);
+  }
+});
+
 test("an agent calls an integration tool through the tool loop", async () => {
   const forge = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: async (req) => Response.json({ number: 77, title: ((await req.json()) as { title: string }).title, state: "open", html_url: "http://forge/77" }, { status: 201 }) });
   try {
