@@ -23,6 +23,7 @@ export interface Config {
   readonly llmProvider: "ollama" | "openai";
   readonly llmUrl: string | undefined;
   readonly llmApiKey: string | undefined;
+  readonly llmTimeoutS: number;
   readonly workflowConcurrency: number;
   readonly httpAllow: string;
   readonly webhookRateLimit: number;
@@ -105,6 +106,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_LLM_PROVIDER", flag: "--llm-provider", key: "llmProvider", default: "ollama", help: "ollama, or openai for any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, LocalAI)", parse: oneOf("ollama", "openai") },
   { env: "HEARTH_LLM_URL", flag: "--llm-url", key: "llmUrl", default: undefined, help: "base URL of the OpenAI-compatible server, e.g. http://gpu-box:8000/v1", parse: url },
   { env: "HEARTH_LLM_API_KEY", flag: "--llm-api-key", key: "llmApiKey", default: undefined, help: "bearer key for the openai provider", parse: text },
+  { env: "HEARTH_LLM_TIMEOUT_S", flag: "--llm-timeout-s", key: "llmTimeoutS", default: "300", help: "seconds the model server may stay silent: before an answer starts (loading, reading the prompt) or within one", parse: integer(1, 24 * 3600) },
   { env: "HEARTH_ADMIN_EMAIL", flag: "--admin-email", key: "adminEmail", default: "admin@localhost", help: "first owner, created on first start", parse: email },
   { env: "HEARTH_ADMIN_PASSWORD", flag: "--admin-password", key: "adminPassword", default: undefined, help: "first owner's password (random, printed once, if unset)", parse: password },
   { env: "HEARTH_JWT_SECRET", flag: "--jwt-secret", key: "jwtSecret", default: undefined, help: "HS256 secret for sessions (generated and stored if unset)", parse: secret },

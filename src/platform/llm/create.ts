@@ -2,7 +2,7 @@
 // The chosen client library is imported at the first call, so the other one is never loaded and an
 // idle Hearth holds neither (the `openai` package alone is several MB).
 import type { Clock } from "../clock";
-import type { Llm } from "./llm";
+import { LlmSilenceError, type Llm, type LlmPiece, type LlmRequest } from "./llm";
 import type { Part } from "../parts";
 
 export interface LlmConfig {
@@ -11,6 +11,8 @@ export interface LlmConfig {
   llmUrl: string | undefined;
   llmApiKey: string | undefined;
   model: string;
+  /** How long the server may say nothing: before an answer's first piece, or between two (HEARTH_LLM_TIMEOUT_S). */
+  silenceMs: number;
   clock: Clock;
 }
 
@@ -32,12 +34,44 @@ export function createLlm(c: LlmConfig): Llm {
     knownStatus: (model) => loaded?.knownStatus(model),
     forget: (model) => loaded?.forget(model),
     async *stream(request) {
-      yield* (await client()).stream(request);
+      yield* withinSilence(await client(), request, c.silenceMs);
     },
     complete: async (request) => (await client()).complete(request),
     // A failure comes from a call above, so the client is loaded by then.
     describeFailure: (e, model) => loaded?.describeFailure(e, model) ?? `${e instanceof Error ? e.message : String(e)}`,
   };
+}
+
+/**
+ * The answer's pieces, ended with an LlmSilenceError once the server has said nothing for
+ * `silenceMs` (a server that accepts and never answers held a chat or an agent's execution slot
+ * for Bun's fetch timeout, ~5 min, with a bare "The operation timed out"). The clock stops while
+ * the caller works on a piece.
+ */
+async function* withinSilence(llm: Llm, request: LlmRequest, silenceMs: number): AsyncGenerator<LlmPiece> {
+  const quiet = new AbortController();
+  const server = `${llm.provider === "ollama" ? "Ollama" : "The OpenAI-compatible server"} at ${llm.url}`;
+  let started = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    timer = setTimeout(() => {
+      const seconds = Math.round(silenceMs / 1000);
+      quiet.abort(new LlmSilenceError(`${server} said nothing for ${seconds} s ${started ? "in the middle of an answer" : "before starting to answer"} (HEARTH_LLM_TIMEOUT_S)`));
+    }, silenceMs);
+  };
+  arm();
+  try {
+    for await (const piece of llm.stream({ ...request, signal: AbortSignal.any([request.signal, quiet.signal]) })) {
+      clearTimeout(timer);
+      started = true;
+      yield piece;
+      arm();
+    }
+  } catch (e) {
+    throw quiet.signal.aborted && !request.signal.aborted ? quiet.signal.reason : e;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How long /health waits for the model server's status before it says "loading" (the probe goes on). */

@@ -104,8 +104,12 @@ export function statusCache(clock: Clock, probe: (model: string) => Promise<LlmS
   };
 }
 
+/** The model server said nothing for longer than HEARTH_LLM_TIMEOUT_S (its message says so). */
+export class LlmSilenceError extends Error {}
+
 /** The network part of a failure message, common to every HTTP model server. */
 export function networkFailure(e: unknown, url: string, server: string): string | undefined {
+  if (e instanceof LlmSilenceError) return e.message;
   const err = e as Error & { code?: string; cause?: { code?: string } };
   const message = err?.message ?? String(e);
   if (err?.name === "TimeoutError" || /timed? ?out/i.test(message)) return `${server} at ${url} did not answer in time`;
