@@ -81,7 +81,7 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     const send = service.toolsOf(row).find((t) => t.name === "send_message")!;
     // The reply goes in the message's thread: thread_ts on Slack, root_id on Mattermost.
     const thread = row.type === "slack" ? { thread_ts: m.threadTs } : row.type === "teams" ? { reply_to_id: m.threadTs, service_url: m.serviceUrl } : { root_id: m.threadTs };
-    await send.run({ channel: m.channel, text, ...thread }, { config: row.config, credentials: service.credentialsOf(row), signal, allow: deps.allow });
+    await service.run(row, send, { channel: m.channel, text, ...thread }, signal, deps.allow);
   };
 
   deps.jobs.register(COMMUNICATOR_JOB, (payload, ctx) => answer(payload, ctx.signal), { concurrency: 2 });

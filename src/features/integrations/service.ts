@@ -12,11 +12,23 @@ import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { SecretBox } from "../../platform/secrets";
 import type { WorkspacesService } from "../workspaces/service";
-import type { Connector } from "./connectors/connector";
+import { redact, type Connector, type ConnectorTool } from "./connectors/connector";
 import type { AllowList } from "../../platform/net/safe-fetch";
 import { integrations } from "./table";
 
 export type IntegrationRow = typeof integrations.$inferSelect;
+
+/** Every string in a credentials object: what no message may repeat. */
+const secretsOf = (value: unknown): string[] => (typeof value === "string" ? [value] : value && typeof value === "object" ? Object.values(value).flatMap(secretsOf) : []);
+
+/** An error whose message (and stack) no longer carry the credentials, its class and fields kept (a RetryableError's wait). */
+function redacted(e: unknown, credentials: Record<string, unknown>): unknown {
+  if (!(e instanceof Error)) return e;
+  e.message = redact(e.message, secretsOf(credentials));
+  if (e.stack) e.stack = redact(e.stack, secretsOf(credentials));
+  return e;
+}
+
 type Change = { productId: string | null; organizationId: string };
 
 export function createIntegrationsService(deps: { db: Db; clock: Clock; workspaces: WorkspacesService; box: SecretBox; connectors: Connector[]; agentWorkspace(agentId: string): string | undefined }) {
@@ -73,6 +85,8 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     if (!home || (productId ? home !== productId : workspaces.organizationOf(home) !== organizationId)) throw unprocessable(`config.agent_id is not an agent of ${productId ? "this integration's workspace" : "this organization"}`);
   };
 
+  const credentialsOf = (row: IntegrationRow) => (row.credentials ? box.open<Record<string, unknown>>(row.credentials) : {});
+
   /** Visible: the caller's organization; a local one only to callers who see its workspace. */
   const requireIntegration = (p: Principal, id: string): IntegrationRow => {
     const row = db.select().from(integrations).where(eq(integrations.id, id.toLowerCase())).get();
@@ -114,7 +128,16 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       return c ? (c.toolsFor?.(row.config) ?? c.tools) : [];
     },
     onChange: (l: (c: Change) => void) => void listeners.add(l),
-    credentialsOf: (row: IntegrationRow) => (row.credentials ? box.open<Record<string, unknown>>(row.credentials) : {}),
+    credentialsOf,
+    /** Runs one of the integration's tools with its credentials; an error does not repeat them, whatever the service echoed. */
+    async run(row: IntegrationRow, tool: ConnectorTool, args: unknown, signal: AbortSignal, allow: AllowList) {
+      const credentials = credentialsOf(row);
+      try {
+        return await tool.run(args, { config: row.config, credentials, signal, allow });
+      } catch (e) {
+        throw redacted(e, credentials);
+      }
+    },
 
     types: () => [...connectors.values()].map((c) => ({ type: c.type, description: c.description, config_schema: c.config, credentials_schema: c.credentials, tools: c.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input })) })),
 
@@ -196,10 +219,11 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
       if (!row.credentials) return { ok: false, message: "A template has no credentials to check; give it credentials first" };
       const c = connector(row.type);
       if (!c.check) return { ok: true, message: `${row.type} integrations cannot be checked without a real call; their tools will tell` };
+      const credentials = credentialsOf(row);
       try {
-        return { ok: true, message: await c.check({ config: row.config, credentials: box.open(row.credentials), signal, allow }) };
+        return { ok: true, message: redact(await c.check({ config: row.config, credentials, signal, allow }), secretsOf(credentials)) };
       } catch (e) {
-        return { ok: false, message: (e as Error).message };
+        return { ok: false, message: (redacted(e, credentials) as Error).message };
       }
     },
 

@@ -13,7 +13,7 @@ export function integrationToolProvider(service: IntegrationsService, allow: All
       description: `${tool.description} Integration: "${row.title}" (${row.type}).`,
       input: tool.input,
       group: { id: row.id, title: row.title },
-      run: (args, ctx) => tool.run(args, { config: row.config, credentials: service.credentialsOf(row), signal: ctx.signal, allow }),
+      run: (args, ctx) => service.run(row, tool, args, ctx.signal, allow),
     }));
   };
   return (ctx: { productId: string; organizationId: string }) => service.effective(ctx.productId, ctx.organizationId).flatMap(toolsOf);
@@ -40,7 +40,7 @@ export function integrationNode(service: IntegrationsService, allow: AllowList):
       const tools = service.toolsOf(row);
       const tool = tools.find((x) => x.name === c.action);
       if (!tool) throw new Error(`${row.type} has no action "${c.action}"; it has: ${tools.map((x) => x.name).join(", ")}`);
-      const result = await tool.run(c.arguments ?? {}, { config: row.config, credentials: service.credentialsOf(row), signal: ctx.signal, allow });
+      const result = await service.run(row, tool, c.arguments ?? {}, ctx.signal, allow);
       return { output: result.data };
     },
   };

@@ -38,6 +38,10 @@ beforeAll(async () => {
       if (url.pathname === "/repos/acme/api/issues") return Response.json({ ...issue(3), title: (body as any).title }, { status: 201 });
       if (url.pathname === "/repos/acme/hop/issues") return Response.json([issue(5)], { headers: { link: `<http://127.0.0.2:${url.port}/steal?page=2>; rel="next"` } });
       if (url.pathname === "/steal") return Response.json([issue(666)]);
+      // Services that echo what they were sent: the whole header, or the bare token.
+      if (url.pathname === "/repos/acme/echo") return Response.json({ message: `Bad credentials: ${req.headers.get("authorization")}` }, { status: 401 });
+      if (url.pathname === "/echo-key") return Response.json({ message: `key ${req.headers.get("x-api-key")} is unknown` }, { status: 401 });
+      if (url.pathname === "/repos/acme/echo/issues") return Response.json({ message: `token ${req.headers.get("authorization")?.slice("Bearer ".length)} was revoked` }, { status: 403 });
       // Lying servers: an empty page that names a next one, and pages of nothing but pull requests without end.
       const nextPage = `<${url.origin}${url.pathname}?page=${Number(url.searchParams.get("page") ?? 1) + 1}>; rel="next"`;
       if (url.pathname === "/repos/acme/empty/issues") return Response.json([], { headers: { link: nextPage } });
@@ -187,6 +191,22 @@ describe("connectors through their real client code", () => {
     expect(r2.body.message).toMatch(/GitHub answered 401 .*Bad credentials/);
     expect((await h.call("POST", `/api/integrations-base/${bad.body.data.id}/test`, { token: user })).status).toBe(403);
     for (const x of [good, bad]) await h.call("DELETE", `/api/integrations-base/${x.body.data.id}`, { token: jwt });
+  });
+
+  test("a service that echoes the credentials in its error: no message Hearth gives repeats them", async () => {
+    const r = await create({ title: "Echo", type: "github", product_id: ws, config: { base_url: api.url.origin, owner: "acme", repo: "echo" }, credentials: { token: SECRET } });
+    const checked = await h.call("POST", `/api/integrations-base/${r.body.data.id}/test`, { token: jwt });
+    expect(checked.body.data.ok).toBe(false);
+    expect(checked.body.message).toBe("GitHub answered 401 to GET /repos/acme/echo: Bad credentials: [redacted]");
+    const listed = await tool(user, "list_issues", {});
+    expect(listed.isError).toBe(true);
+    expect((listed.content as any)[0].text).toContain("token [redacted] was revoked");
+    expect(JSON.stringify(listed)).not.toContain(SECRET);
+    // A credential in a header of the caller's choosing (a generic http service).
+    const svc = await create({ title: "Echo svc", type: "http", product_id: ws, config: { base_url: api.url.origin, operations: [{ name: "get_echo", description: "Echo", method: "GET", path: "/echo-key" }] }, credentials: { header_name: "X-Api-Key", header_value: SECRET } });
+    const called = await tool(user, "get_echo", {});
+    expect((called.content as any)[0].text).toContain("key [redacted] is unknown");
+    for (const x of [r, svc]) await h.call("DELETE", `/api/integrations-base/${x.body.data.id}`, { token: jwt });
   });
 
   test("github: pages followed by Link, pull requests left out, the token sent as Bearer; create_issue posts", async () => {

@@ -27,6 +27,7 @@ beforeAll(async () => {
         const startAt = Number(url.searchParams.get("startAt"));
         return Response.json({ startAt, total: 1_000_000, issues: [{ key: `OPS-${startAt + 1}`, fields: { summary: "x", status: { name: "Open" } } }] });
       }
+      if (url.pathname === "/rest/api/2/myself") return Response.json({ errorMessages: [`not allowed: ${req.headers.get("authorization")}`] }, { status: 401 });
       if (url.pathname === "/rest/api/2/issue") return body.fields.project.key === "NOPE" ? Response.json({ errorMessages: [], errors: { project: "valid project is required" }, message: undefined }, { status: 400 }) : Response.json({ id: "10001", key: "OPS-4" }, { status: 201 });
       if (url.pathname === "/rest/api/2/issue/OPS-1/comment") return Response.json({ id: "555" }, { status: 201 });
       if (url.pathname === "/api/v4/posts") return Response.json({ id: "post123", ...body }, { status: 201 });
@@ -77,6 +78,13 @@ test("jira: a search whose total never ends follows a capped number of pages", a
   expect(found.status).toBe("succeeded");
   expect(seen.slice(before).filter((s) => s.path.startsWith("/rest/api/2/search")).length).toBe(10);
   await h.call("DELETE", `/api/integrations-base/${dc.body.data.id}`, { token: jwt });
+});
+
+test("jira: Basic credentials echoed by the server are not repeated by the test message", async () => {
+  const cloud = await h.call("POST", "/api/integrations-base", { token: jwt, body: { title: "Jira echo", type: "jira", product_id: ws, config: { base_url: fake.url.origin }, credentials: { email: "a@b.c", api_token: "cloud-token-123" } } });
+  const r = await h.call("POST", `/api/integrations-base/${cloud.body.data.id}/test`, { token: jwt });
+  expect(r.body.message).toBe("Jira answered 401 to GET /rest/api/2/myself: not allowed: [redacted]");
+  await h.call("DELETE", `/api/integrations-base/${cloud.body.data.id}`, { token: jwt });
 });
 
 test("mattermost: a thread reply and the team's channels", async () => {

@@ -61,11 +61,21 @@ export async function apiCall(product: string, url: string, init: { method?: str
       typeof body === "string"
         ? body.slice(0, 200)
         : (body?.message ?? (typeof body?.error === "string" ? body.error : body?.error?.message) ?? body?.errorMessages?.join("; ") ?? JSON.stringify(body).slice(0, 200));
-    const line = `${product} answered ${res.status} to ${init.method ?? "GET"} ${new URL(url).pathname}: ${reason}`;
+    // A service may echo what it was sent: the Authorization header (Basic credentials only exist encoded, here) is not repeated.
+    const authorization = Object.entries(init.headers).find(([name]) => name.toLowerCase() === "authorization")?.[1];
+    const line = redact(`${product} answered ${res.status} to ${init.method ?? "GET"} ${new URL(url).pathname}: ${reason}`, authorization ? [authorization, authorization.replace(/^\S+\s+/, "")] : []);
     if (res.status === 429 || res.status >= 500 || (res.status === 403 && res.headers.get("x-ratelimit-remaining") === "0")) throw new RetryableError(line, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
     throw new Error(line);
   }
   return { data, headers: res.headers };
+}
+
+/** `text` with every one of `secrets` (those of 4 characters or more) replaced by [redacted]. */
+export function redact(text: string, secrets: string[]): string {
+  return secrets
+    .filter((x) => x.length >= 4)
+    .sort((a, b) => b.length - a.length)
+    .reduce((out, secret) => out.replaceAll(secret, "[redacted]"), text);
 }
 
 /**
