@@ -7,6 +7,8 @@ import { signal } from "@preact/signals";
 const KEY = "hearth.session";
 export const token = signal<string | null>(sessionStorage.getItem(KEY));
 export const offline = signal(false);
+/** Seconds until requests held back by the rate limit go out again (0: none are waiting). */
+export const rateWait = signal(0);
 /** Super admins may act in another organization (X-Organization-Id). */
 export const actingOrg = signal<string | null>(sessionStorage.getItem("hearth.org"));
 
@@ -55,17 +57,62 @@ function lostConnection() {
   setTimeout(probe, 2000);
 }
 
-/** fetch() that reports a lost connection and turns a non-2xx answer into an ApiError. */
+/** Until when (epoch ms) every request waits: set by a 429's Retry-After, shared by all callers,
+ * so requests queued meanwhile go out after the window resets instead of each earning a 429. */
+let heldUntil = 0;
+let countdown: ReturnType<typeof setInterval> | undefined;
+
+function tick() {
+  const left = Math.ceil((heldUntil - Date.now()) / 1000);
+  rateWait.value = Math.max(0, left);
+  if (left <= 0 && countdown) {
+    clearInterval(countdown);
+    countdown = undefined;
+  }
+}
+
+/** Holds every request for `seconds` (from a Retry-After) and shows the countdown. */
+export function holdFor(seconds: number) {
+  heldUntil = Math.max(heldUntil, Date.now() + seconds * 1000 + 250);
+  tick();
+  countdown ??= setInterval(tick, 1000);
+}
+
+/** Resolves once the rate limit lets requests out again (at once when nothing is held). */
+export function rateGate(signal?: AbortSignal | null): Promise<void> {
+  const ms = heldUntil - Date.now();
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (signal?.removeEventListener("abort", stop), resolve()), ms);
+    const stop = () => (clearTimeout(timer), reject(new DOMException("Aborted", "AbortError")));
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** Seconds a 429 asks to wait: Retry-After, else RateLimit-Reset, else a minute. */
+export const retryAfter = (h: { get(name: string): string | null }) => Number(h.get("retry-after") ?? h.get("ratelimit-reset")) || 60;
+
+/**
+ * fetch() that reports a lost connection and turns a non-2xx answer into an ApiError. A 429 is
+ * not an error to show: as DESIGN.md asks of clients, the request waits the Retry-After (with the
+ * countdown shown quietly) and goes out again, as often as it takes. Sign-in is the exception: its
+ * limit is there to slow down password guessing, so it says so instead.
+ */
 export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   let res: Response;
-  try {
-    res = await fetch(path, { ...init, headers: headers((init.headers as Record<string, string>) ?? {}) });
-  } catch (err) {
-    if ((err as Error).name === "AbortError") throw err;
-    lostConnection();
-    throw new ApiError(0, "Offline", "Hearth cannot be reached. Check the connection; the console retries by itself.");
+  for (;;) {
+    await rateGate(init.signal);
+    try {
+      res = await fetch(path, { ...init, headers: headers((init.headers as Record<string, string>) ?? {}) });
+    } catch (err) {
+      if ((err as Error).name === "AbortError") throw err;
+      lostConnection();
+      throw new ApiError(0, "Offline", "Hearth cannot be reached. Check the connection; the console retries by itself.");
+    }
+    offline.value = false;
+    if (res.status !== 429 || path.startsWith("/api/auth/login") || init.body instanceof ReadableStream) break;
+    holdFor(retryAfter(res.headers));
   }
-  offline.value = false;
   if (res.ok) return res;
   let code = "Error";
   let message = `${res.status} ${res.statusText}`;

@@ -1,7 +1,7 @@
 // Entry point of the web console: restores the session, then shows sign-in or the app shell.
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { offline, token } from "./api";
+import { offline, rateWait, token } from "./api";
 import { loadSession, user } from "./state";
 import { SignIn } from "./screens/sign-in";
 import { Shell } from "./screens/shell";
@@ -20,6 +20,11 @@ function App() {
       {offline.value && (
         <div class="offline" role="alert">
           Connection to Hearth lost. Retrying…
+        </div>
+      )}
+      {rateWait.value > 0 && !offline.value && (
+        <div class="rate-wait" role="status">
+          Waiting for the rate limit, retrying in {rateWait.value} s…
         </div>
       )}
       {restoring ? <Spinner label="Restoring your session…" /> : token.value && user.value ? <Shell /> : <SignIn />}

@@ -312,3 +312,88 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     for (const url of b.requested) expect(url.startsWith(`${hearth.url}/`) || url.startsWith("data:") || url.startsWith("blob:")).toBe(true);
   }, 120_000);
 });
+
+// DESIGN.md's default budget (10 requests a minute per user, 5 for the strict routes), as a person
+// gets it: the console must live within it, and wait out a 429 instead of showing an error.
+describe.skipIf(Boolean(missing))("web console within the default rate limit", () => {
+  let limited: Hearth;
+  let lb: Browser;
+  let p: Page;
+  const api: { url: string; status: number; at: number }[] = [];
+  const errorsShown = async () => p.locator(".note-error, [role=alert]").allTextContents();
+
+  beforeAll(async () => {
+    limited = await startHearth({ HEARTH_ADMIN_PASSWORD: PASSWORD, HEARTH_OFFLINE: "1", HEARTH_RATE_LIMIT: "10", HEARTH_RATE_LIMIT_STRICT: "5" });
+    lb = await openBrowser(limited.url);
+    p = lb.page;
+    p.on("response", (r) => r.url().includes("/api/") && api.push({ url: r.url(), status: r.status(), at: Date.now() }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await lb?.close();
+    await limited?.stop();
+  }, 60_000);
+
+  test("walking every screen once, then idling 70 s on Agents, shows no error; a 429 is waited out with a notice", async () => {
+    await p.goto(`${limited.url}/`);
+    await p.getByLabel("Email").fill("admin@localhost");
+    await p.getByLabel("Password").fill(PASSWORD);
+    await p.getByRole("button", { name: "Sign in" }).click();
+    const nav = p.getByRole("navigation", { name: "Sections" });
+    await nav.waitFor();
+    const visit = async (label: string, ready: string) => {
+      await nav.getByRole("link", { name: label }).click();
+      await p.getByText(ready).first().waitFor({ timeout: 90_000 });
+      expect({ label, errors: await errorsShown() }).toEqual({ label, errors: [] });
+    };
+    await visit("Knowledge", "Drop documents here");
+    await visit("Assistant", "Ask a question about the documents");
+    await visit("Transcription", "Recording");
+    await visit("Agents", "Install Knowledge assistant");
+    await visit("Workflows", "No workflows yet.");
+    await visit("Integrations", "Connector types");
+    await visit("Settings", "No tokens yet.");
+    await visit("Health", "database");
+    // Screens seen before answer from what the console already knows: no request at all.
+    const before = api.length;
+    await visit("Agents", "Install Knowledge assistant");
+    await visit("Knowledge", "Drop documents here");
+    expect(api.slice(before).map((r) => r.url)).toEqual([]);
+
+    await nav.getByRole("link", { name: "Agents" }).click();
+    await p.getByRole("button", { name: "Install Knowledge assistant" }).click();
+    await p.getByLabel("Agent name").fill("KA");
+    await p.getByRole("button", { name: "Install", exact: true }).click();
+    await p.getByLabel("Ask KA").waitFor({ timeout: 90_000 });
+    await p.getByText("None yet.").waitFor({ timeout: 90_000 });
+
+    // Spend what is left of this user's budget from outside the console, then ask again: the
+    // console waits for the window to reset, saying so quietly, and then shows the answer.
+    const login: any = await (await fetch(`${limited.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: PASSWORD }) })).json();
+    for (let i = 0; i < 30; i++) {
+      const r = await fetch(`${limited.url}/api/auth/me`, { headers: { authorization: `Bearer ${login.data.token}` } });
+      if (r.status === 429) break;
+    }
+    await p.getByRole("button", { name: "Refresh" }).click();
+    const notice = p.getByRole("status").filter({ hasText: /Waiting for the rate limit, retrying in \d+ s/ });
+    await notice.waitFor({ timeout: 10_000 });
+    await shot_(p, "rate-limit-waiting");
+    expect(await errorsShown()).toEqual([]);
+    await notice.waitFor({ state: "detached", timeout: 70_000 });
+    await p.getByText("None yet.").waitFor();
+
+    // Idle for 70 s on the agent: nothing is asked (no polling while nothing runs), no error.
+    const idleFrom = api.length;
+    for (let s = 0; s < 70; s += 5) {
+      await p.waitForTimeout(5000);
+      expect(await errorsShown()).toEqual([]);
+    }
+    expect(api.slice(idleFrom).map((r) => r.url)).toEqual([]);
+    expect(await p.locator("main").textContent()).not.toContain("Rate limit");
+    await shot_(p, "rate-limit-idle");
+  }, 300_000);
+});
+
+async function shot_(p: Page, name: string) {
+  await p.screenshot({ path: join(SHOTS, `${name}-1440.png`), fullPage: true });
+}

@@ -1,6 +1,7 @@
 // Executions of one agent, newest first, each with its tool calls (arguments, result, time).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { get } from "../api";
+import { openSse } from "../sse";
 import { Badge, ErrorNote, Spinner, json, useLoad, when } from "../ui/kit";
 
 interface ToolCall {
@@ -25,20 +26,47 @@ interface Run {
   duration_ms: number | null;
 }
 
-export function AgentRuns(props: { agentId: string }) {
-  const runs = useLoad(() => get<Run[]>(`/api/agent-base/${props.agentId}/executions?pageSize=20`), [props.agentId]);
-  const [tick, setTick] = useState(0);
-  // Refresh while something is still running.
-  const live = runs.data?.some((r) => !["succeeded", "failed", "stopped"].includes(r.status));
+const ENDED = ["succeeded", "failed", "stopped"];
+
+/**
+ * Resolves when execution `id` has ended: its live events (SSE, one request however long it
+ * takes) are read until `done`. A broken stream is retried with a growing pause, so an idle
+ * screen never spends the rate limit (10 a minute by default) on asking the same question.
+ */
+export async function untilEnded(id: string, signal: AbortSignal) {
+  for (let attempt = 0; !signal.aborted; attempt++) {
+    try {
+      for await (const ev of await openSse(`/api/workflow/${id}/events`, { signal })) if (ev.event === "done") return;
+      return;
+    } catch (err) {
+      if (signal.aborted) return;
+      await new Promise((r) => setTimeout(r, Math.min(60_000, 2000 * 2 ** attempt)));
+    }
+  }
+}
+
+/** `changed` goes up when the caller knows the list changed (an invoke ended). */
+export function AgentRuns(props: { agentId: string; changed?: number }) {
+  const runs = useLoad(() => get<Run[]>(`/api/agent-base/${props.agentId}/executions?pageSize=20`), [props.agentId, props.changed ?? 0]);
+  // No polling: while an execution is in progress its event stream says when it ends, then the
+  // list is read once more; otherwise the list changes only when asked (Refresh) or invoked.
+  const live = runs.data?.find((r) => !ENDED.includes(r.status));
   useEffect(() => {
-    const timer = setTimeout(() => (runs.reload(), setTick(tick + 1)), live ? 1000 : 5000);
-    return () => clearTimeout(timer);
-  }, [runs.data]);
+    if (!live) return;
+    const ctrl = new AbortController();
+    void untilEnded(live.id, ctrl.signal).then(() => !ctrl.signal.aborted && runs.reload());
+    return () => ctrl.abort();
+  }, [live?.id]);
   if (runs.loading && !runs.data) return <Spinner />;
   if (runs.error) return <ErrorNote error={runs.error} />;
   return (
     <div class="runs">
-      <h3>Executions</h3>
+      <div class="row">
+        <h3>Executions</h3>
+        <button type="button" onClick={runs.reload} disabled={runs.loading}>
+          Refresh
+        </button>
+      </div>
       {!runs.data!.length && <p class="muted">None yet.</p>}
       {runs.data!.map((r) => (
         <details key={r.id} class="run">

@@ -73,11 +73,11 @@ function Invoke(props: { agent: Agent; onDone: () => void }) {
         setResult(null);
         try {
           setResult(await post(`/api/agent-base/${props.agent.id}/invoke`, { input: { query }, wait: true }));
-          props.onDone();
         } catch (err) {
           setError(err);
         } finally {
           setBusy(false);
+          props.onDone();
         }
       }}
     >
@@ -100,10 +100,11 @@ function Invoke(props: { agent: Agent; onDone: () => void }) {
 
 export function Agents() {
   const ws = workspace.value!;
-  const catalog = useLoad(() => get<Template[]>("/api/agent-base/catalog"), []);
-  const agents = useLoad(() => get<Agent[]>(`/api/agent-base?product_id=${ws.id}&pageSize=100`), [ws.id]);
+  const catalog = useLoad(() => get<Template[]>("/api/agent-base/catalog"), [], "catalog");
+  const agents = useLoad(() => get<Agent[]>(`/api/agent-base?product_id=${ws.id}&pageSize=100`), [ws.id], `agents:${ws.id}`);
   const [installing, setInstalling] = useState<Template | null>(null);
   const [chosen, setChosen] = useState<string | null>(null);
+  const [runsChanged, setRunsChanged] = useState(0);
   const [error, setError] = useState<unknown>(null);
   const agent = agents.data?.find((a) => a.id === chosen);
   return (
@@ -144,8 +145,8 @@ export function Agents() {
         <Section title={agent.name}>
           <p class="muted">{agent.description}</p>
           <p class="muted">Tools: {agent.tools.join(", ") || "none"}</p>
-          <Invoke agent={agent} onDone={() => setChosen(agent.id)} key={agent.id} />
-          <AgentRuns agentId={agent.id} />
+          <Invoke agent={agent} onDone={() => setRunsChanged((n) => n + 1)} key={agent.id} />
+          <AgentRuns agentId={agent.id} changed={runsChanged} />
         </Section>
       )}
       <Section title="Catalog">

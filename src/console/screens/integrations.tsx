@@ -142,8 +142,8 @@ function Activate(props: { integration: Integration; type?: IntegrationType; onD
 
 export function Integrations() {
   const ws = workspace.value!;
-  const types = useLoad(() => get<IntegrationType[]>("/api/integrations-base/types"), []);
-  const list = useLoad(() => get<Integration[]>(`/api/integrations-base${qs({ product_id: ws.id, pageSize: 100 })}`), [ws.id]);
+  const types = useLoad(() => get<IntegrationType[]>("/api/integrations-base/types"), [], "integration-types");
+  const list = useLoad(() => get<Integration[]>(`/api/integrations-base${qs({ product_id: ws.id, pageSize: 100 })}`), [ws.id], `integrations:${ws.id}`);
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   if (types.loading && !types.data) return <Spinner />;

@@ -1,7 +1,7 @@
 // Files of a knowledge base: drag-and-drop (or pick) several files, upload progress, then the
 // ingestion status polled until ready or failed; retry a failed file, download, delete.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, del, download, get, headers, request } from "../api";
+import { ApiError, del, download, get, headers, holdFor, rateGate, request, retryAfter } from "../api";
 import { Action, Badge, ErrorNote, Note, Section, Spinner, bytes, useLoad } from "../ui/kit";
 import type { KnowledgeBase } from "./knowledge";
 
@@ -25,12 +25,21 @@ interface Upload {
 /** Multipart upload with XMLHttpRequest: fetch cannot report upload progress. */
 function upload(kbId: string, file: File, onProgress: (fraction: number) => void): Promise<KFile> {
   return new Promise((resolve, reject) => {
+    void rateGate().then(() => send(resolve, reject));
+  });
+  function send(resolve: (f: KFile) => void, reject: (e: unknown) => void) {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/knowledge-base/storage/upload");
     for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onerror = () => reject(new ApiError(0, "Offline", "The upload was interrupted: Hearth cannot be reached."));
     xhr.onload = () => {
+      // Over the rate limit: wait as asked (the console shows the countdown), then send again.
+      if (xhr.status === 429) {
+        holdFor(retryAfter({ get: (h) => xhr.getResponseHeader(h) }));
+        void upload(kbId, file, onProgress).then(resolve, reject);
+        return;
+      }
       let body: any = {};
       try {
         body = JSON.parse(xhr.responseText);
@@ -42,25 +51,42 @@ function upload(kbId: string, file: File, onProgress: (fraction: number) => void
     form.append("file", file);
     form.append("knowledge_base_id", kbId);
     xhr.send(form);
-  });
+  }
 }
 
 let uploadSeq = 0;
 
 export function Files(props: { kb: KnowledgeBase; onChange: () => void }) {
-  const files = useLoad(() => get<KFile[]>(`/api/knowledge-base/storage/${props.kb.id}?pageSize=100`), [props.kb.id]);
+  const files = useLoad(() => get<KFile[]>(`/api/knowledge-base/storage/${props.kb.id}?pageSize=100`), [props.kb.id], `files:${props.kb.id}`);
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [over, setOver] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const picker = useRef<HTMLInputElement>(null);
 
-  // While anything is queued or processing, poll the list (each file's status and progress).
+  // While anything is queued or processing, read the list again (each file's status and
+  // progress), sooner at first and then less often: a long ingestion must not spend the whole
+  // rate limit (10 requests a minute by default) on asking how far it got.
   const busy = files.data?.some((f) => f.status === "queued" || f.status === "processing");
+  const polls = useRef(0);
   useEffect(() => {
-    if (!busy) return;
-    const timer = setTimeout(files.reload, 700);
+    if (!busy) {
+      polls.current = 0;
+      return;
+    }
+    const timer = setTimeout(files.reload, Math.min(15_000, 1500 * 1.5 ** polls.current++));
     return () => clearTimeout(timer);
   }, [files.data]);
+
+  // Several files uploaded together are followed by one reading of the lists, not one per file.
+  const settle = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const uploaded = () => {
+    clearTimeout(settle.current);
+    settle.current = setTimeout(() => {
+      polls.current = 0;
+      files.reload();
+      props.onChange();
+    }, 400);
+  };
 
   const send = (list: FileList | File[]) => {
     for (const file of Array.from(list)) {
@@ -70,8 +96,7 @@ export function Files(props: { kb: KnowledgeBase; onChange: () => void }) {
       upload(props.kb.id, file, (sent) => patch({ sent })).then(
         () => {
           setUploads((u) => u.filter((x) => x.key !== key));
-          files.reload();
-          props.onChange();
+          uploaded();
         },
         (err: Error) => patch({ error: err.message }),
       );

@@ -17,7 +17,7 @@ export interface KnowledgeBase {
 
 export function Knowledge() {
   const ws = workspace.value!;
-  const bases = useLoad(() => get<KnowledgeBase[]>(`/api/knowledge-base/${ws.id}`), [ws.id]);
+  const bases = useLoad(() => get<KnowledgeBase[]>(`/api/knowledge-base/${ws.id}`), [ws.id], `kbs:${ws.id}`);
   const [chosen, setChosen] = useState<string | null>(null);
   const [name, setName] = useState("");
   const [error, setError] = useState<unknown>(null);

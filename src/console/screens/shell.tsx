@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { setActingOrg } from "../api";
 import { follow, navigate, path } from "../router";
 import { actingOrgId, chooseWorkspace, loadSession, signOut, user, workspace, workspaces } from "../state";
-import { ErrorNote } from "../ui/kit";
+import { ErrorNote, forget } from "../ui/kit";
 import { Knowledge } from "./knowledge";
 import { Chat } from "./chat";
 import { Transcription } from "./transcription";
@@ -31,6 +31,7 @@ function OrgSwitcher() {
   if (!me.is_super_admin) return <span class="muted org">Organization {me.organization_id.slice(0, 8)}</span>;
   const act = async (id: string) => {
     setError(null);
+    forget();
     setActingOrg(id === me.organization_id ? null : id);
     try {
       await loadSession();
@@ -79,7 +80,7 @@ export function Shell() {
         </div>
         <OrgSwitcher />
         <span class="who">{user.value!.email}</span>
-        <button type="button" onClick={() => (signOut(), navigate("/", true))}>
+        <button type="button" onClick={() => (signOut(), forget(), navigate("/", true))}>
           Sign out
         </button>
       </header>

@@ -184,7 +184,7 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
 
 export function Tokens() {
   const ws = workspace.value!;
-  const list = useLoad(() => get<Token[]>(`/api/api-tokens/product/${ws.id}?pageSize=100`), [ws.id]);
+  const list = useLoad(() => get<Token[]>(`/api/api-tokens/product/${ws.id}?pageSize=100`), [ws.id], `tokens:${ws.id}`);
   const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const onSecret = (name: string, value: string) => setSecret({ name, secret: value });

@@ -19,7 +19,7 @@ const noTriggerRoutes = (e: unknown) => missingRoute(e) || (e instanceof ApiErro
 
 export function Triggers(props: { onStarted?: (executionId: string) => void }) {
   const ws = workspace.value!;
-  const list = useLoad(() => get<Trigger[]>(`/api/agent-base/triggers${qs({ product_id: ws.id })}`), [ws.id]);
+  const list = useLoad(() => get<Trigger[]>(`/api/agent-base/triggers${qs({ product_id: ws.id })}`), [ws.id], `triggers:${ws.id}`);
   return (
     <Section title="Triggers">
       {noTriggerRoutes(list.error) ? (

@@ -12,6 +12,7 @@ interface NodeRun {
   attempt: number;
   output?: unknown;
   error?: string;
+  kind?: string;
 }
 interface Status {
   id: string;
@@ -48,6 +49,36 @@ function describe(e: Event): string {
   }
 }
 
+/** The execution as its events tell it: the event log replays from the start, so it alone gives
+ * the status, every node and the output, and no status request is needed per event. */
+function applyEvent(st: Status, e: Event): Status {
+  const d = e.data ?? {};
+  const nodes = [...(st.nodes ?? [])];
+  const at = nodes.findIndex((n) => n.node_id === d.node_id);
+  const node = (patch: Partial<NodeRun>) => {
+    const next = { ...(at >= 0 ? nodes[at]! : { node_id: d.node_id, type: "", status: "", attempt: 1 }), ...patch };
+    if (at >= 0) nodes[at] = next;
+    else nodes.push(next);
+    return { ...st, nodes };
+  };
+  switch (e.event) {
+    case "status":
+      return { ...st, status: d.status };
+    case "node_started":
+      return node({ type: d.type, status: "running", attempt: d.attempt ?? 1, error: undefined });
+    case "node_finished":
+      return node({ status: d.status, output: d.output, error: d.error });
+    case "node_waiting":
+      return node({ status: "waiting", output: d.message !== undefined ? { message: d.message } : d.until ? { until: d.until } : undefined, kind: d.kind });
+    case "node_retry":
+      return node({ status: "retrying", error: d.error });
+    case "done":
+      return { ...st, status: d.status, output: d.output, error: d.error };
+    default:
+      return st;
+  }
+}
+
 export function Execution(props: { id: string; onEnd?: () => void; onChange?: () => void }) {
   const [status, setStatus] = useState<Status | null>(null);
   const [events, setEvents] = useState<Event[]>([]);
@@ -55,7 +86,8 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
   const [error, setError] = useState<unknown>(null);
   const [comment, setComment] = useState("");
   const latest = useRef(0);
-  // Answers can overtake each other: only the newest request may set the status.
+  // After an action, the status is read once (its events follow on the stream anyway). Answers
+  // can overtake each other: only the newest request may set the status.
   const refresh = () => {
     const n = ++latest.current;
     return get<Status>(`/api/workflow/${props.id}/status`).then((s) => n === latest.current && setStatus(s), setError);
@@ -69,11 +101,16 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
         try {
           for await (const ev of await openSse(`/api/workflow/${props.id}/events`, { signal: ctrl.signal, lastEventId: last })) {
             last = ev.id ?? last;
+            attempt = 0;
+            setError(null);
             const data = ev.data ? JSON.parse(ev.data) : {};
-            if (ev.event === "token") setTokens((t) => t + (data.delta ?? ""));
-            else setEvents((list) => [...list, { id: ev.id, event: ev.event, data }]);
-            if (ev.event !== "token") void refresh();
-            if (ev.event === "status") props.onChange?.();
+            if (ev.event === "token") {
+              setTokens((t) => t + (data.delta ?? ""));
+              continue;
+            }
+            const event = { id: ev.id, event: ev.event, data };
+            setEvents((list) => [...list, event]);
+            setStatus((st) => applyEvent(st ?? { id: props.id, status: "queued", nodes: [] }, event));
             if (ev.event === "done") {
               props.onEnd?.();
               return;
@@ -84,20 +121,20 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
           if (ctrl.signal.aborted) return;
           setError(err);
           // The stream broke: wait, then resume from the last event seen.
-          await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** attempt)));
-          setError(null);
+          await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** attempt)));
         }
       }
     };
-    void refresh();
     void follow();
     return () => ctrl.abort();
   }, [props.id]);
 
   const s = status?.status;
-  const waitingApproval = status?.nodes?.find((n) => n.status === "waiting" && n.type === "approval");
+  const waitingApproval = status?.nodes?.find((n) => n.status === "waiting" && (n.type === "approval" || n.kind === "approval"));
+  const nodes = status?.nodes;
   const act = (path: string, body?: unknown) => async () => {
     await post(`/api/workflow/${props.id}/${path}`, body);
+    setError(null);
     await refresh();
   };
   return (
@@ -136,7 +173,7 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
         </div>
       )}
       <ErrorNote error={error} />
-      {status?.nodes && (
+      {nodes && nodes.length > 0 && (
         <table class="table small">
           <thead>
             <tr>
@@ -147,7 +184,7 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
             </tr>
           </thead>
           <tbody>
-            {status.nodes.map((n) => (
+            {nodes.map((n) => (
               <tr key={n.node_id}>
                 <td>{n.node_id}</td>
                 <td>

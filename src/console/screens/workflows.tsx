@@ -123,7 +123,7 @@ function Detail(props: { workflow: Workflow; onChange: () => void }) {
           </button>
         </form>
         <ErrorNote error={error} />
-        {execution && <Execution key={execution} id={execution} onEnd={runs.reload} onChange={runs.reload} />}
+        {execution && <Execution key={execution} id={execution} onEnd={runs.reload} />}
       </Section>
       <Section title="Recent executions">
         {runs.data?.length ? (
@@ -184,7 +184,7 @@ function Detail(props: { workflow: Workflow; onChange: () => void }) {
 
 export function Workflows() {
   const ws = workspace.value!;
-  const list = useLoad(() => get<Workflow[]>(`/api/workflow-base${qs({ product_id: ws.id, pageSize: 100 })}`), [ws.id]);
+  const list = useLoad(() => get<Workflow[]>(`/api/workflow-base${qs({ product_id: ws.id, pageSize: 100 })}`), [ws.id], `workflows:${ws.id}`);
   const [chosen, setChosen] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const workflow = list.data?.find((w) => w.id === chosen);

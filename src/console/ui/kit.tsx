@@ -59,20 +59,49 @@ export function Section(props: { title: string; actions?: ComponentChildren; chi
   );
 }
 
+/** Answers already loaded this session, by key, so a screen opened again (or another screen
+ * showing the same list) does not ask again: the rate limit (10 a minute by default) is a budget
+ * for what the user does, not for re-reading what the console already knows. */
+const known = new Map<string, { data: unknown; at: number }>();
+const FRESH_MS = 5 * 60_000;
+
+/** Forgets what was loaded (sign out, another organization), or the keys starting with `prefix`. */
+export function forget(prefix = "") {
+  for (const k of [...known.keys()]) if (k.startsWith(prefix)) known.delete(k);
+}
+
 /** Runs `load` when `deps` change, and again when the connection comes back after a failure;
- * gives data, error, loading and a reload function. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+ * gives data, error, loading and a reload function. With a `key`, an answer loaded in the last
+ * five minutes is used instead of asking again (reload() always asks). */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], key?: string) {
+  const cached = () => {
+    const hit = key ? known.get(key) : undefined;
+    return hit && Date.now() - hit.at < FRESH_MS ? (hit.data as T) : undefined;
+  };
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>(() => {
+    const data = cached();
+    return data === undefined ? { loading: true } : { data, loading: false };
+  });
   const seq = useRef(0);
   const run = () => {
     const n = ++seq.current;
     setState((s) => ({ ...s, loading: true }));
     load().then(
-      (data) => n === seq.current && setState({ data, loading: false }),
+      (data) => {
+        if (key) known.set(key, { data, at: Date.now() });
+        if (n === seq.current) setState({ data, loading: false });
+      },
       (error) => n === seq.current && setState({ error, loading: false }),
     );
   };
-  useEffect(run, deps);
+  const first = useRef(true);
+  useEffect(() => {
+    const data = cached();
+    if (data !== undefined) {
+      if (!first.current) setState({ data, loading: false });
+    } else run();
+    first.current = false;
+  }, deps);
   const failed = useRef(false);
   failed.current = Boolean(state.error);
   const latestRun = useRef(run);
