@@ -17,6 +17,7 @@ export function createMcpFeature(d: InfoDeps & { db: Db; clock: Clock; log: Logg
   const toolsOf = (ctx: { productId: string; organizationId: string }) => d.tools.forWorkspace(ctx);
   const gateway = createMcpGateway({
     version: d.version,
+    clock: d.clock,
     tools: d.tools,
     platform: platformTools({ ...d, settings, toolsOf }, d.managementTools),
     settings,

@@ -1,10 +1,12 @@
 // The workspace as one MCP server (Streamable HTTP): a session per client, bound to the API token
 // that opened it; tools from the MCP platform set and the shared tool registry, as the token's role
-// and the workspace's settings allow; every tools/call budgeted and audited; list_changed sent
-// when tools change; sessions closed when their token stops working.
+// and the workspace's settings allow; every initialize and tools/call budgeted, every call audited;
+// list_changed sent when tools change; sessions closed when their token stops working, when idle
+// too long, and (least recently used first) when one token opens too many.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Clock } from "../../platform/clock";
 import type { TokenPrincipal } from "../../platform/auth/principal";
 import type { Authenticator } from "../../platform/auth/authenticator";
 import type { Logger } from "../../platform/log";
@@ -18,6 +20,14 @@ export const RATE_LIMITED = -32029;
 /** JSON-RPC's "Invalid Request" (the SDK's ErrorCode.InvalidRequest), answered before the SDK is loaded. */
 const INVALID_REQUEST = -32600;
 const SWEEP_MS = 30_000;
+/**
+ * A session with no request in flight and no open stream for this long is closed: a client that
+ * went away without DELETE would otherwise hold its server objects (~22 KB) for ever. A client that
+ * comes back gets 404 for the session and initializes a new one (Streamable HTTP).
+ */
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** Sessions one token may hold; a new one closes the token's least recently used idle session. */
+export const MAX_SESSIONS_PER_TOKEN = 32;
 const MAX_BODY_BYTES = 1024 * 1024;
 
 interface Session {
@@ -27,10 +37,15 @@ interface Session {
   principal: TokenPrincipal;
   injected: boolean;
   client: { ip: string | null; userAgent: string | null };
+  /** Requests in flight and streams open (a GET stream, a POST answered as a stream). */
+  busy: number;
+  /** When the last request came or the last stream ended (the clock's time). */
+  lastUsed: number;
 }
 
 export interface GatewayDeps {
   version: string;
+  clock: Clock;
   tools: ToolRegistry;
   platform: McpTool[];
   settings: McpSettingsService;
@@ -115,7 +130,7 @@ export function createMcpGateway(d: GatewayDeps) {
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: MAX_BODY_BYTES,
       onsessioninitialized: (id) => {
-        session = { id, transport, server, principal: p, injected: false, client };
+        session = { id, transport, server, principal: p, injected: false, client, busy: 0, lastUsed: d.clock.now() };
         sessions.set(id, session);
       },
       onsessionclosed: (id) => void sessions.delete(id),
@@ -136,12 +151,70 @@ export function createMcpGateway(d: GatewayDeps) {
     void s.transport.close().catch(() => {});
   };
 
-  const sweeper = setInterval(() => {
-    for (const s of sessions.values()) if (!d.tokenUsable(s.principal.tokenId)) close(s);
-  }, SWEEP_MS);
+  const idle = (s: Session) => s.busy === 0 && d.clock.now() - s.lastUsed >= SESSION_IDLE_MS;
+  const sweep = () => {
+    for (const s of sessions.values()) if (idle(s) || !d.tokenUsable(s.principal.tokenId)) close(s);
+  };
+  const sweeper = setInterval(sweep, SWEEP_MS);
   sweeper.unref?.();
 
-  const jsonRpcError = (status: number, message: string) => Response.json({ jsonrpc: "2.0", error: { code: INVALID_REQUEST, message }, id: null }, { status });
+  /** Marks a session busy until the returned release is called (once). */
+  const use = (s: Session) => {
+    s.busy++;
+    s.lastUsed = d.clock.now();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      s.busy--;
+      s.lastUsed = d.clock.now();
+    };
+  };
+
+  /** The response, with `release` called when its body ends: at once for JSON, when the client stops reading a stream. */
+  const held = (res: Response, release: () => void): Response => {
+    if (!res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
+      release();
+      return res;
+    }
+    const reader = res.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        try {
+          const r = await reader.read();
+          if (r.done) {
+            release();
+            c.close();
+          } else c.enqueue(r.value);
+        } catch (e) {
+          release();
+          c.error(e);
+        }
+      },
+      cancel(reason) {
+        release();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+
+  /** Initializes in progress per token (not yet in `sessions`), so concurrent ones count against the cap. */
+  const opening = new Map<string, number>();
+
+  /** Makes room for one more session of the token by closing its least recently used idle ones; false when all are busy. */
+  const makeRoom = (tokenId: string): boolean => {
+    const mine = [...sessions.values()].filter((s) => s.principal.tokenId === tokenId);
+    const excess = mine.length + (opening.get(tokenId) ?? 0) + 1 - MAX_SESSIONS_PER_TOKEN;
+    if (excess <= 0) return true;
+    const quiet = mine.filter((s) => s.busy === 0).sort((a, b) => a.lastUsed - b.lastUsed);
+    if (quiet.length < excess) return false;
+    for (const s of quiet.slice(0, excess)) close(s);
+    return true;
+  };
+
+  const jsonRpcError = (status: number, message: string, code = INVALID_REQUEST, data?: unknown, headers?: Record<string, string>) =>
+    Response.json({ jsonrpc: "2.0", error: { code, message, ...(data === undefined ? {} : { data }) }, id: null }, { status, headers });
 
   return {
     /** One HTTP request of the transport (POST, GET or DELETE), from an authenticated token. */
@@ -152,10 +225,34 @@ export function createMcpGateway(d: GatewayDeps) {
         // Another token's session is "not found": a session id is no credential.
         if (!s || s.principal.tokenId !== p.tokenId) return jsonRpcError(404, "Session not found; initialize a new one");
         s.client = client;
-        return s.transport.handleRequest(request);
+        const release = use(s);
+        try {
+          return held(await s.transport.handleRequest(request), release);
+        } catch (e) {
+          release();
+          throw e;
+        }
       }
       if (request.method !== "POST") return jsonRpcError(400, "No Mcp-Session-Id: initialize a session with a POST first");
-      return (await open(p, client)).handleRequest(request);
+      // A new session costs memory until it ends: paid from the budget like a call.
+      const decision = d.limiter.hit(`token:${p.tokenId}`, "default");
+      if (!decision.allowed) {
+        return jsonRpcError(429, `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.reset} s`, RATE_LIMITED, { retry_after_seconds: decision.reset }, { "retry-after": String(decision.reset) });
+      }
+      if (!makeRoom(p.tokenId)) {
+        return jsonRpcError(429, `This API token has ${MAX_SESSIONS_PER_TOKEN} MCP sessions open, each with a request or stream in progress; end one (DELETE /mcp with its Mcp-Session-Id) before opening another`);
+      }
+      opening.set(p.tokenId, (opening.get(p.tokenId) ?? 0) + 1);
+      let res: Response;
+      try {
+        res = await (await open(p, client)).handleRequest(request);
+      } finally {
+        const n = opening.get(p.tokenId)! - 1;
+        if (n) opening.set(p.tokenId, n);
+        else opening.delete(p.tokenId);
+      }
+      const s = sessions.get(res.headers.get("mcp-session-id") ?? "");
+      return s ? held(res, use(s)) : res;
     },
 
     /** Tools of a workspace changed (settings, integrations): its open sessions are told. */
@@ -167,10 +264,8 @@ export function createMcpGateway(d: GatewayDeps) {
       }
     },
 
-    /** Ends sessions whose token no longer works (also done every 30 s). */
-    sweep() {
-      for (const s of sessions.values()) if (!d.tokenUsable(s.principal.tokenId)) close(s);
-    },
+    /** Ends sessions whose token no longer works or that were idle for SESSION_IDLE_MS (also done every 30 s). */
+    sweep,
 
     sessionCount: () => sessions.size,
 

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BASE, createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
 import { startOllamaFake, type OllamaFake } from "../../support/ollama-fake";
+import { SESSION_IDLE_MS } from "../../../src/features/mcp/gateway";
 
 let h: Harness;
 let fake: OllamaFake;
@@ -176,5 +177,60 @@ describe("auth, origin, limits, audit", () => {
     const r = await h.app.handle(new Request(`${BASE}/mcp`, { method: "POST", headers: { authorization: `Bearer ${other}`, "mcp-session-id": sid, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) }));
     expect(r.status).toBe(404);
     await c.close();
+  });
+});
+
+describe("sessions", () => {
+  const initialize = (token: string) =>
+    h.app.handle(new Request(`${BASE}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }) }));
+  const listTools = (token: string, sid: string) =>
+    h.app.handle(new Request(`${BASE}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18", "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) }));
+  const newToken = async (name: string) => (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: name } })).body.data.token as string;
+  /** Opens a session and reads its answer to the end, as a client does; its id. */
+  const open = async (token: string) => {
+    const r = await initialize(token);
+    expect(r.status).toBe(200);
+    await r.text();
+    return r.headers.get("mcp-session-id")!;
+  };
+
+  test("initializes are paid from the token's budget, and one token never holds more than 32 sessions (the least recently used idle one closes)", async () => {
+    const token = await newToken("flood");
+    const before = h.services.mcp.gateway.sessionCount();
+    const first = await open(token);
+    for (let i = 0; i < 39; i++) await open(token);
+    expect(h.services.mcp.gateway.sessionCount() - before).toBe(32);
+    // The oldest went first; its client hears 404 and initializes again.
+    expect((await listTools(token, first)).status).toBe(404);
+    const over = await initialize(token);
+    expect(over.status).toBe(429);
+    expect(over.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(((await over.json()) as any).error).toMatchObject({ code: -32029, message: expect.stringMatching(/retry in \d+ s/) });
+    h.clock.advance(61_000);
+  });
+
+  test("a session idle for 30 minutes (no request, no open stream) is closed; an open stream keeps it", async () => {
+    const token = await newToken("idle");
+    // The sessions left by the test above are idle now, and go.
+    h.clock.advance(SESSION_IDLE_MS);
+    h.services.mcp.gateway.sweep();
+    const before = h.services.mcp.gateway.sessionCount();
+    const quiet = await open(token);
+    const listening = await open(token);
+    const stream = await h.app.handle(new Request(`${BASE}/mcp`, { method: "GET", headers: { authorization: `Bearer ${token}`, "mcp-session-id": listening, "mcp-protocol-version": "2025-06-18", accept: "text/event-stream" } }));
+    expect(stream.status).toBe(200);
+    h.clock.advance(SESSION_IDLE_MS - 1000);
+    h.services.mcp.gateway.sweep();
+    expect(h.services.mcp.gateway.sessionCount() - before).toBe(2);
+    h.clock.advance(2000);
+    h.services.mcp.gateway.sweep();
+    expect(h.services.mcp.gateway.sessionCount() - before).toBe(1);
+    expect((await listTools(token, quiet)).status).toBe(404);
+    // The client hangs up: from then on the session counts as idle.
+    await stream.body!.cancel();
+    h.clock.advance(SESSION_IDLE_MS);
+    h.services.mcp.gateway.sweep();
+    expect(h.services.mcp.gateway.sessionCount() - before).toBe(0);
+    expect((await listTools(token, listening)).status).toBe(404);
   });
 });
