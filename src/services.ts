@@ -93,7 +93,7 @@ export async function createServices({ config, storage, clock = systemClock, log
   const search = createKnowledgeSearch({ db, knowledge, embedder, vectors, keywords: createKeywordStore(storage.sqlite) });
   const chats = createChatService({ db, clock, workspaces });
   const llm = createLlm({ provider: config.llmProvider, ollamaUrl: config.ollamaUrl, llmUrl: config.llmUrl, llmApiKey: config.llmApiKey, model: config.llmModel, silenceMs: config.llmTimeoutS * 1000, clock });
-  const assistant = createAssistant({ chats, knowledge, search, embedder, llm, log });
+  const assistant = createAssistant({ chats, knowledge, search, llm, log });
   const transcriber = createTranscriber({ modelsDir: config.modelsDir, model: config.whisperModel, offline: config.offline, maxSeconds: config.audioMaxMinutes * 60 });
   // One connection without an fsync per commit, for rows a crash may lose: event deltas, run records.
   const hotDb = storage.openConnection("NORMAL").db;

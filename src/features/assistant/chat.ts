@@ -4,7 +4,6 @@
 import type { Principal } from "../../platform/auth/principal";
 import { forbidden, invalid, notFound } from "../../platform/errors";
 import type { Logger } from "../../platform/log";
-import type { KnowledgeEmbedder } from "../knowledge/embedder";
 import type { KnowledgeSearch } from "../knowledge/search";
 import type { KnowledgeService } from "../knowledge/service";
 import type { Llm } from "../../platform/llm/llm";
@@ -92,12 +91,11 @@ interface Deps {
   chats: ChatService;
   knowledge: KnowledgeService;
   search: KnowledgeSearch;
-  embedder: Pick<KnowledgeEmbedder, "status">;
   llm: Llm;
   log: Logger;
 }
 
-export function createAssistant({ chats, knowledge, search, embedder, llm, log }: Deps) {
+export function createAssistant({ chats, knowledge, search, llm, log }: Deps) {
   /** The workspace the message is about: the token's, or named by product_id, the session or the knowledge bases. */
   const workspaceOf = (principal: Principal, input: ChatInput): string => {
     if (principal.kind === "token") {
@@ -118,14 +116,7 @@ export function createAssistant({ chats, knowledge, search, embedder, llm, log }
 
   /** Passages for the query: hybrid search, or keyword search while the embedder is not ready. */
   const retrieve = async (p: PreparedChat, query: string): Promise<Passage[]> => {
-    const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
-    const hits = await search.search(p.principal, {
-      query,
-      productId: p.productId,
-      knowledgeBaseIds: p.knowledgeBaseIds,
-      topK: p.topK,
-      mode: state.state === "ok" ? "hybrid" : "keyword",
-    });
+    const hits = await search.searchBest(p.principal, { query, productId: p.productId, knowledgeBaseIds: p.knowledgeBaseIds, topK: p.topK });
     return hits.map((h, i) => ({ index: i + 1, chunkId: h.chunkId, fileId: h.fileId, fileName: h.fileName, page: h.page, headings: h.headings, score: h.score, text: h.text }));
   };
 

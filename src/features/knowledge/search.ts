@@ -111,25 +111,35 @@ export function createKnowledgeSearch(deps: { db: Db; knowledge: KnowledgeServic
     return fuseScores(v, kw, vectorWeight(input.query)).slice(0, want);
   };
 
+  const search = async (principal: Principal, input: SearchInput): Promise<SearchHit[]> => {
+    const kbIds = scope(principal, input);
+    if (kbIds.length === 0) return [];
+    const k = input.topK;
+    const pending = input.mode === "keyword" ? undefined : embedQuery(input.query);
+    pending?.catch(() => {}); // awaited in rank, after the keyword stage ran
+    let hits: SearchHit[] = [];
+    for (let want = k, round = 0; ; want *= WIDEN, round++) {
+      const ranked = await rank(kbIds, input, want, pending);
+      hits = hydrate(ranked);
+      // Enough hits of ready files, or the mode has no more to give.
+      if (hits.length >= k || ranked.length < want || round === MAX_WIDENINGS) break;
+    }
+    hits = hits.slice(0, k);
+    // BM25 has no fixed scale: keyword scores are reported relative to the best hit (1.0).
+    const best = input.mode === "keyword" ? hits[0]?.score || 1 : 1;
+    if (best !== 1) hits = hits.map((h) => ({ ...h, score: h.score / best }));
+    return input.minScore === undefined ? hits : hits.filter((h) => h.score >= input.minScore!);
+  };
+
   return {
-    async search(principal: Principal, input: SearchInput): Promise<SearchHit[]> {
-      const kbIds = scope(principal, input);
-      if (kbIds.length === 0) return [];
-      const k = input.topK;
-      const pending = input.mode === "keyword" ? undefined : embedQuery(input.query);
-      pending?.catch(() => {}); // awaited in rank, after the keyword stage ran
-      let hits: SearchHit[] = [];
-      for (let want = k, round = 0; ; want *= WIDEN, round++) {
-        const ranked = await rank(kbIds, input, want, pending);
-        hits = hydrate(ranked);
-        // Enough hits of ready files, or the mode has no more to give.
-        if (hits.length >= k || ranked.length < want || round === MAX_WIDENINGS) break;
-      }
-      hits = hits.slice(0, k);
-      // BM25 has no fixed scale: keyword scores are reported relative to the best hit (1.0).
-      const best = input.mode === "keyword" ? hits[0]?.score || 1 : 1;
-      if (best !== 1) hits = hits.map((h) => ({ ...h, score: h.score / best }));
-      return input.minScore === undefined ? hits : hits.filter((h) => h.score >= input.minScore!);
+    search,
+    /**
+     * Hybrid when the embedder can embed the query now, else keyword: what the assistant, agents and
+     * MCP ask, so a question finds its passages while the model loads or when it is missing.
+     */
+    async searchBest(principal: Principal, input: Omit<SearchInput, "mode">): Promise<SearchHit[]> {
+      const state = await embedder.status().catch(() => ({ state: "unavailable" as const }));
+      return search(principal, { ...input, mode: state.state === "ok" ? "hybrid" : "keyword" });
     },
   };
 }

@@ -21,7 +21,7 @@ export function knowledgeTools(search: KnowledgeSearch): ToolDef<{ query: string
         { additionalProperties: false },
       ),
       async run(args, ctx) {
-        const hits = await search.search(ctx.principal, { query: args.query, productId: ctx.productId, knowledgeBaseIds: ctx.knowledgeBaseIds?.length ? ctx.knowledgeBaseIds : undefined, topK: args.top_k ?? 5, mode: "hybrid" });
+        const hits = await search.searchBest(ctx.principal, { query: args.query, productId: ctx.productId, knowledgeBaseIds: ctx.knowledgeBaseIds?.length ? ctx.knowledgeBaseIds : undefined, topK: args.top_k ?? 5 });
         const sources = hits.map((h, i) => ({ index: i + 1, file_id: h.fileId, file_name: h.fileName, chunk_id: h.chunkId, page: h.page, score: Math.round(h.score * 1000) / 1000, excerpt: h.text.slice(0, EXCERPT_CHARS) }));
         return { text: renderPassages(sources), data: { results: sources }, sources };
       },

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ADMIN_EMAIL, createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
 import { createKnowledgeService } from "../../../src/features/knowledge/service";
 import { TEST_MODELS_DIR } from "../../support/models";
+import { silentLogger } from "../../../src/platform/log";
 
 const MODEL = "onnx-community/all-MiniLM-L6-v2-ONNX";
 
@@ -62,6 +63,14 @@ describe("durable ingestion", () => {
     const vec = await a.call("POST", "/api/knowledge-base/embeddings", { token: jwt, body: { query: "restart", product_id: ws } });
     expect(vec.status).toBe(503);
     expect(vec.body.message).toContain("keyword");
+    // Agents and MCP search as the assistant does: by keyword while there are no vectors (before,
+    // search_knowledge failed "use mode keyword", a mode its callers cannot choose).
+    const secret = (await a.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "tool" } })).body.data.token as string;
+    const check = a.services.authenticator.checkToken(secret);
+    if (!check.ok) throw new Error("the new token does not authenticate");
+    const tool = a.services.tools.forWorkspace({ productId: ws, organizationId: check.principal.organizationId }).find((t) => t.name === "search_knowledge")!;
+    const found = await tool.run({ query: "how do I restart the ingest daemon" }, { principal: check.principal, productId: ws, organizationId: check.principal.organizationId, signal: new AbortController().signal, log: silentLogger });
+    expect(found.sources?.[0]).toMatchObject({ file_id: id, file_name: "ops.md" });
     await a.close();
 
     // The model arrives; the next start (or the one-minute retry) embeds what was stored.
