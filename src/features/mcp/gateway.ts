@@ -123,7 +123,7 @@ export function createMcpGateway(d: GatewayDeps) {
   };
 
   const open = async (p: TokenPrincipal, client: Session["client"]): Promise<WebStandardStreamableHTTPServerTransport> => {
-    const { Server, WebStandardStreamableHTTPServerTransport, ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode } = await loadSdk();
+    const { Server, WebStandardStreamableHTTPServerTransport, ListToolsRequestSchema, CallToolRequestSchemaReadable, McpError, ErrorCode } = await loadSdk();
     const server = new Server({ name: "hearth", version: d.version }, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS });
     let session: Session | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
@@ -138,7 +138,7 @@ export function createMcpGateway(d: GatewayDeps) {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: toolsFor(p).map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchema(t.input) as { type: "object" } })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    server.setRequestHandler(CallToolRequestSchemaReadable, async (req, extra) => {
       if (!session) throw new McpError(ErrorCode.InvalidRequest, "The session is not initialized");
       return call(session, req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>, { signal: extra.signal, sendNotification: extra.sendNotification, progressToken: req.params._meta?.progressToken });
     });

@@ -24,6 +24,13 @@ const connect = async (token: string, header: "bearer" | "x-api-token" = "bearer
   return client;
 };
 const text = (r: any) => r.content.map((c: any) => c.text).join("\n");
+/** One JSON-RPC request on an open session, as a raw POST; the JSON-RPC answer (read from the SSE body). */
+const rpc = async (token: string, sid: string, message: Record<string, unknown>) => {
+  const r = await h.app.handle(new Request(`${BASE}/mcp`, { method: "POST", headers: { authorization: `Bearer ${token}`, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18", "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 7, ...message }) }));
+  const body = await r.text();
+  const data = body.split("\n").find((l) => l.startsWith("data: "));
+  return JSON.parse(data ? data.slice(6) : body) as { result?: any; error?: { code: number; message: string } };
+};
 
 beforeAll(async () => {
   fake = startOllamaFake({ respond: () => "The backups run nightly [1]." });
@@ -70,6 +77,20 @@ describe("tools", () => {
     const bad = await c.callTool({ name: "search_knowledge", arguments: { top_k: 3 } });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/query/);
+    await c.close();
+  });
+
+  test("malformed tools/call params answer -32602 Invalid params with a readable reason", async () => {
+    const c = await connect(userToken);
+    const sid = (c as any)._transport.sessionId as string;
+    const none = await rpc(userToken, sid, { method: "tools/call", params: {} });
+    expect(none.error?.code).toBe(-32602);
+    expect(none.error?.message).toEndWith("Invalid params of tools/call: params.name is required (a tool's name, from tools/list)");
+    const list = await rpc(userToken, sid, { method: "tools/call", params: { name: "list_agents", arguments: [1, 2] } });
+    expect(list.error?.code).toBe(-32602);
+    expect(list.error?.message).toEndWith("Invalid params of tools/call: params.arguments must be an object (the tool's arguments by name)");
+    const fine = await rpc(userToken, sid, { method: "tools/call", params: { name: "list_agents", arguments: {} } });
+    expect(fine.result?.content[0].text).toContain("Handbook helper");
     await c.close();
   });
 
