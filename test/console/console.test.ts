@@ -191,6 +191,13 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await execution.getByText(/"comment": "ship it"/).first().waitFor();
     expect(await approval.count()).toBe(0);
     await shot("10-workflow-done");
+    // Its manual trigger, listed once the workflow exists, runs it too and shows that execution.
+    const triggers = page.getByRole("region", { name: "Triggers" });
+    await triggers.getByRole("listitem").filter({ hasText: "Publish release" }).getByRole("button", { name: "Run start" }).click();
+    const started = triggers.getByLabel("Execution", { exact: true });
+    await started.getByRole("alert").filter({ hasText: "Waiting for approval" }).waitFor({ timeout: 30_000 });
+    await started.getByRole("button", { name: "Reject" }).click();
+    await started.getByRole("list", { name: "Events" }).getByText("done: stopped").waitFor({ timeout: 30_000 });
   }, 120_000);
 
   test("a recording is transcribed by Whisper; its subtitles download as SRT", async () => {
@@ -268,15 +275,17 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await shot("13-health");
     // A lost connection says so, and the console notices by itself when Hearth is back.
     await b.context.setOffline(true);
+    // (The agents and the catalog are known already; an agent's executions are read each time.)
     await go("Agents");
+    await page.getByRole("button", { name: "Ops helper" }).click();
     const banner = page.getByRole("alert").filter({ hasText: "Connection to Hearth lost" });
     await banner.waitFor();
     await page.getByText("Hearth cannot be reached").first().waitFor();
     await shot("14-offline");
     await b.context.setOffline(false);
     await banner.waitFor({ state: "detached", timeout: 10_000 });
-    // The screen reloads what failed: the catalog is back without a click.
-    await page.getByRole("button", { name: "Install Knowledge assistant" }).waitFor({ timeout: 10_000 });
+    // The screen reloads what failed: the executions are back without a click.
+    await page.locator("details.run").first().waitFor({ timeout: 10_000 });
     expect(await page.getByText("Hearth cannot be reached").count()).toBe(0);
   }, 120_000);
 

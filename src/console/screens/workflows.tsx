@@ -123,7 +123,7 @@ function Detail(props: { workflow: Workflow; onChange: () => void }) {
           </button>
         </form>
         <ErrorNote error={error} />
-        {execution && <Execution key={execution} id={execution} onEnd={runs.reload} />}
+        {execution && <Execution key={execution} id={execution} order={active?.graph.nodes.map((n) => n.id)} onEnd={runs.reload} />}
       </Section>
       <Section title="Recent executions">
         {runs.data?.length ? (
@@ -187,6 +187,7 @@ export function Workflows() {
   const list = useLoad(() => get<Workflow[]>(`/api/workflow-base${qs({ product_id: ws.id, pageSize: 100 })}`), [ws.id], `workflows:${ws.id}`);
   const [chosen, setChosen] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState(0);
   const workflow = list.data?.find((w) => w.id === chosen);
   return (
     <div class="split wide-left">
@@ -205,6 +206,7 @@ export function Workflows() {
                 setCreating(false);
                 setChosen(id);
                 list.reload();
+                setCreated((n) => n + 1);
               }}
             />
           )}
@@ -224,7 +226,7 @@ export function Workflows() {
             !list.loading && <Note>No workflows yet.</Note>
           )}
         </Section>
-        <Triggers />
+        <Triggers changed={created} names={Object.fromEntries((list.data ?? []).map((w) => [w.id, w.name]))} />
       </div>
       <div>{workflow ? <Detail key={workflow.id} workflow={workflow} onChange={list.reload} /> : <Note>Choose a workflow to see its versions and run it.</Note>}</div>
     </div>
