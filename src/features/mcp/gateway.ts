@@ -29,6 +29,8 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 /** Sessions one token may hold; a new one closes the token's least recently used idle session. */
 export const MAX_SESSIONS_PER_TOKEN = 32;
 const MAX_BODY_BYTES = 1024 * 1024;
+/** Characters of a called tool's name kept in the audit log's endpoint. */
+const MAX_AUDITED_NAME = 128;
 
 interface Session {
   id: string;
@@ -81,13 +83,20 @@ export function createMcpGateway(d: GatewayDeps) {
 
   const call = async (s: Session, name: string, args: Record<string, unknown>, extra: { signal: AbortSignal; sendNotification: (n: any) => Promise<void>; progressToken?: string | number }): Promise<CallToolResult> => {
     const p = s.principal;
+    // Every call is in the audit log, refused ones too (the name cut: a client may send any string).
+    const audit = (status: number) => d.authenticator.recordTokenUse({ tokenId: p.tokenId, action: "used", ipAddress: s.client.ip, userAgent: s.client.userAgent, endpoint: `/mcp/tools/${name.slice(0, MAX_AUDITED_NAME)}`, statusCode: status });
     const tool = toolsFor(p).find((t) => t.name === name);
+    // Paid before anything else, so refused calls cannot be repeated for free.
+    const decision = d.limiter.hit(`token:${p.tokenId}`, (tool as McpTool | undefined)?.strict ? "strict" : "default");
+    if (!decision.allowed) {
+      await audit(429);
+      throw new sdk.McpError(RATE_LIMITED, `Rate limit of ${decision.limit} calls per minute exceeded; retry in ${decision.reset} s`, { retry_after_seconds: decision.reset });
+    }
     if (!tool) {
       const refused = d.platform.find((t) => t.name === name && t.systemOnly);
+      await audit(refused ? 403 : 404);
       throw new sdk.McpError(sdk.ErrorCode.InvalidParams, refused ? `${name} needs an API token with the SYSTEM role` : `Unknown tool "${name}"; call tools/list for the tools of this workspace`);
     }
-    const decision = d.limiter.hit(`token:${p.tokenId}`, (tool as McpTool).strict ? "strict" : "default");
-    if (!decision.allowed) throw new sdk.McpError(RATE_LIMITED, `Rate limit of ${decision.limit} calls per minute exceeded; retry in ${decision.reset} s`, { retry_after_seconds: decision.reset });
     if (name === "search_knowledge" && args.top_k === undefined) args = { ...args, top_k: d.settings.get(p.productId).default_top_k };
     let result: CallToolResult;
     let status = 200;
@@ -113,7 +122,7 @@ export function createMcpGateway(d: GatewayDeps) {
         result = { isError: true, content: [{ type: "text", text: `${name} failed: ${(e as Error).message ?? String(e)}` }] };
       }
     }
-    await d.authenticator.recordTokenUse({ tokenId: p.tokenId, action: "used", ipAddress: s.client.ip, userAgent: s.client.userAgent, endpoint: `/mcp/tools/${name}`, statusCode: status });
+    await audit(status);
     if (!s.injected) {
       s.injected = true;
       const { readme, profile } = d.firstCallContext(p, toolsFor(p));

@@ -179,6 +179,24 @@ describe("auth, origin, limits, audit", () => {
     await c.close();
   });
 
+  test("refused calls are in the audit log too: over the budget 429, an unknown tool 404, a SYSTEM-only tool from a USER token 403", async () => {
+    const t = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "refused" } })).body.data;
+    const c = await connect(t.token);
+    expect(String(await c.callTool({ name: "no_such_tool", arguments: {} }).catch((e) => e))).toMatch(/Unknown tool/);
+    expect(String(await c.callTool({ name: "update_mcp_settings", arguments: {} }).catch((e) => e))).toMatch(/SYSTEM/);
+    let error: any;
+    for (let i = 0; i < 45 && !error; i++) error = await c.callTool({ name: "list_agents", arguments: {} }).then(() => undefined, (e) => e);
+    expect(error.code).toBe(-32029);
+    await h.settle();
+    const log = (await h.call("GET", `/api/api-tokens/${t.id}/audit-logs?limit=100`, { token: jwt })).body.data;
+    const seen = (endpoint: string, status: number) => log.some((e: any) => e.endpoint === endpoint && e.status_code === status);
+    expect(seen("/mcp/tools/no_such_tool", 404)).toBe(true);
+    expect(seen("/mcp/tools/update_mcp_settings", 403)).toBe(true);
+    expect(seen("/mcp/tools/list_agents", 429)).toBe(true);
+    expect(seen("/mcp/tools/list_agents", 200)).toBe(true);
+    await c.close();
+  });
+
   test("a session ends when its token is revoked", async () => {
     const t = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "short-lived" } })).body.data;
     const c = await connect(t.token);
