@@ -21,6 +21,7 @@ const searchThenAnswer = (r: FakeChatRequest): FakeReply => {
   const results = r.messages.filter((m) => m.role === "tool").length;
   if (r.tools?.length && results === 0) return { tool_calls: [{ function: { name: "search_knowledge", arguments: { query: "backups", top_k: 3 } } }] };
   const q = /Question: (.+)/.exec(r.messages.at(-1)?.content ?? "")?.[1];
+  if (q?.includes("slowly")) return `Slow answer: ${"nightly backups are kept for thirty days ".repeat(12)}[1].`;
   return q ? `Backups run every night at 02:00, as the handbook says [1].` : `Agent found it: backups run nightly [1].`;
 };
 
@@ -28,6 +29,7 @@ let fake: OllamaFake;
 let hearth: Hearth;
 let b: Browser;
 let page: Page;
+const pageErrors: string[] = [];
 
 const shot = async (name: string) => {
   await page.screenshot({ path: join(SHOTS, `${name}-1440.png`), fullPage: true });
@@ -42,6 +44,7 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     b = await openBrowser(hearth.url);
     page = b.page;
     page.on("dialog", (d) => void d.accept());
+    page.on("pageerror", (e) => pageErrors.push(e.message));
   }, 60_000);
 
   afterAll(async () => {
@@ -152,6 +155,51 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     // The session is listed.
     await page.getByRole("complementary", { name: "Chat sessions" }).getByRole("button", { name: "How often do backups run?", exact: true }).waitFor();
     await shot("06-chat");
+  }, 120_000);
+
+  test("an answer streams into its own chat: switching chats or starting a new one meanwhile, or pressing Enter again, changes nothing else", async () => {
+    const asked: string[] = [];
+    const onRequest = (r: { url(): string; method(): string }) => r.method() === "POST" && r.url().endsWith("/api/assistant/chat") && asked.push(r.url());
+    page.on("request", onRequest);
+    const sessionsList = page.getByRole("complementary", { name: "Chat sessions" });
+    const conversation = page.getByRole("region", { name: "Conversation" });
+    const question = page.getByLabel("Your question");
+    try {
+      await sessionsList.getByRole("button", { name: "New chat" }).click();
+      await question.fill("Tell me slowly about backups");
+      await question.press("Enter");
+      await page.getByRole("button", { name: "Stop" }).waitFor();
+      // Enter again while it streams: no second request, no second question.
+      await question.fill("Tell me slowly about backups");
+      await question.press("Enter");
+      await conversation.getByText("Slow answer").waitFor();
+      expect(asked.length).toBe(1);
+      expect(await conversation.locator(".msg-user").count()).toBe(1);
+      // Open the first chat while the answer streams: it keeps its own messages only.
+      await sessionsList.getByRole("button", { name: "How often do backups run?", exact: true }).click();
+      await conversation.getByText("How often do backups run?").waitFor();
+      await page.waitForTimeout(3500);
+      expect(await conversation.textContent()).not.toContain("Slow answer");
+      expect(await conversation.locator(".msg-assistant").count()).toBe(1);
+      // The streamed chat has its whole answer.
+      await sessionsList.getByRole("button", { name: "Tell me slowly about backups", exact: true }).click();
+      await conversation.getByRole("button", { name: /^Source 1:/ }).waitFor({ timeout: 20_000 });
+      expect(await conversation.textContent()).toContain("thirty days");
+      // New chat while an answer streams: an empty chat, no error; the answer lands in its own.
+      await question.fill("Again, slowly please");
+      await question.press("Enter");
+      await conversation.getByText("Slow answer").nth(1).waitFor();
+      await sessionsList.getByRole("button", { name: "New chat" }).click();
+      await conversation.getByText("Ask a question about the documents").waitFor();
+      await page.waitForTimeout(4000);
+      expect(await conversation.locator(".msg").count()).toBe(0);
+      expect(pageErrors).toEqual([]);
+      await sessionsList.getByRole("button", { name: "Tell me slowly about backups", exact: true }).click();
+      await conversation.locator(".msg-assistant").nth(1).getByRole("button", { name: /^Source 1:/ }).waitFor({ timeout: 20_000 });
+      expect(await conversation.locator(".msg-user").count()).toBe(2);
+    } finally {
+      page.off("request", onRequest);
+    }
   }, 120_000);
 
   test("an agent is installed from the catalog, invoked, and its execution shows the tool call", async () => {

@@ -50,69 +50,109 @@ function Cited(props: { text: string; sources?: Source[]; onCite: (s: Source) =>
   );
 }
 
+/** One conversation on screen or streaming in the background: its messages, and while an answer
+ * streams, the stage and the way to stop it. */
+interface Thread {
+  messages: Message[];
+  stage?: string | null;
+  abort?: AbortController | null;
+  error?: unknown;
+}
+
+let draftSeq = 0;
+
 export function Chat() {
   const ws = workspace.value!;
   const sessions = useLoad(() => get<Session[]>(`/api/assistant/chat/sessions${qs({ product_id: ws.id, pageSize: 50 })}`), [ws.id], `sessions:${ws.id}`);
-  const [sessionId, setSessionId] = useState<string | null>(null);
-  const [messages, setMessages] = useState<Message[]>([]);
+  // Conversations by key: a session id, or "draft-n" until the server names the new session. A
+  // stream writes only into its own conversation, whichever one is on screen meanwhile.
+  const [threads, setThreads] = useState<Record<string, Thread>>({});
+  const [shown, setShown] = useState(() => `draft-${++draftSeq}`);
   const [question, setQuestion] = useState("");
-  const [stage, setStage] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [cited, setCited] = useState<Source | null>(null);
-  const abort = useRef<AbortController | null>(null);
+  const streams = useRef(new Set<AbortController>());
+  // Conversations with an answer streaming, known at once (state shows it only after a render).
+  const busy = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
+  const thread: Thread = threads[shown] ?? { messages: [] };
+  const messages = thread.messages;
+  const sessionId = shown.startsWith("draft-") ? null : shown;
+  const setThread = (key: string, fn: (t: Thread) => Thread) => setThreads((all) => ({ ...all, [key]: fn(all[key] ?? { messages: [] }) }));
 
   useEffect(() => end.current?.scrollIntoView?.({ block: "end" }), [messages]);
-  useEffect(() => () => abort.current?.abort(), []);
+  useEffect(() => () => streams.current.forEach((c) => c.abort()), []);
 
   const open = async (id: string) => {
-    setError(null);
     setCited(null);
-    setSessionId(id);
+    setShown(id);
+    // A conversation still streaming here is shown as it is; the server's copy lacks the answer.
+    if (threads[id]?.abort) return;
+    setThread(id, (t) => ({ ...t, error: null }));
     try {
       const h = await get<{ messages: (Message & { metadata?: { mode?: string } })[] }>(`/api/assistant/chat/history${qs({ session_id: id, product_id: ws.id, pageSize: 100 })}`);
-      setMessages(h.messages.map((m) => ({ ...m, mode: m.metadata?.mode })));
+      setThread(id, (t) => (t.abort ? t : { ...t, messages: h.messages.map((m) => ({ ...m, mode: m.metadata?.mode })) }));
     } catch (e) {
-      setError(e);
+      setThread(id, (t) => ({ ...t, error: e }));
     }
   };
 
   const ask = async (e: Event) => {
     e.preventDefault();
     const text = question.trim();
-    if (!text) return;
-    setQuestion("");
-    setError(null);
-    setMessages((m) => [...m, { role: "user", content: text }, { role: "assistant", content: "" }]);
-    const patch = (p: Partial<Message> | ((m: Message) => Partial<Message>)) =>
-      setMessages((m) => {
-        const last = m[m.length - 1]!;
-        return [...m.slice(0, -1), { ...last, ...(typeof p === "function" ? p(last) : p) }];
-      });
+    // One answer at a time per conversation: Enter while one streams does nothing.
+    if (!text || busy.current.has(shown)) return;
+    let key = shown;
+    busy.current.add(key);
     const ctrl = new AbortController();
-    abort.current = ctrl;
-    setStage("connecting");
+    streams.current.add(ctrl);
+    setQuestion("");
+    setThread(key, (t) => ({ messages: [...t.messages, { role: "user", content: text }, { role: "assistant", content: "" }], stage: "connecting", abort: ctrl, error: null }));
+    // The answer being written is the last message of this stream's own conversation.
+    const patch = (p: Partial<Message> | ((m: Message) => Partial<Message>)) =>
+      setThread(key, (t) => {
+        const last = t.messages[t.messages.length - 1];
+        if (!last || last.role !== "assistant") return t;
+        return { ...t, messages: [...t.messages.slice(0, -1), { ...last, ...(typeof p === "function" ? p(last) : p) }] };
+      });
+    let created = false;
     try {
       const body: Record<string, unknown> = { message: text, product_id: ws.id };
-      if (sessionId) body.session_id = sessionId;
+      if (!key.startsWith("draft-")) body.session_id = key;
       for await (const ev of await openSse("/api/assistant/chat", { body, signal: ctrl.signal })) {
         const data = JSON.parse(ev.data || "{}");
-        if (ev.event === "session") setSessionId(data.session_id);
-        else if (ev.event === "thinking") setStage(data.stage);
+        if (ev.event === "session" && data.session_id && data.session_id !== key) {
+          // The draft becomes the session the server created: move it, and keep it on screen.
+          const from = key;
+          key = data.session_id;
+          busy.current.delete(from);
+          busy.current.add(key);
+          created = true;
+          setThreads((all) => {
+            const { [from]: moved, ...rest } = all;
+            return { ...rest, [key]: moved ?? { messages: [] } };
+          });
+          setShown((now) => (now === from ? key : now));
+        } else if (ev.event === "thinking") setThread(key, (t) => ({ ...t, stage: data.stage }));
         else if (ev.event === "token") patch((m) => ({ content: m.content + data.delta }));
         else if (ev.event === "ai_response") patch({ content: data.answer, sources: data.sources, mode: data.metadata?.mode, status: "complete" });
-        else if (ev.event === "error") setError(new Error(data.message));
+        else if (ev.event === "error") setThread(key, (t) => ({ ...t, error: new Error(data.message) }));
         else if (ev.event === "done") break;
       }
     } catch (err) {
       if ((err as Error).name === "AbortError") patch({ status: "interrupted" });
-      else setError(err);
+      else setThread(key, (t) => ({ ...t, error: err }));
     } finally {
-      abort.current = null;
-      setStage(null);
-      sessions.reload();
+      streams.current.delete(ctrl);
+      busy.current.delete(key);
+      setThread(key, (t) => ({ ...t, abort: null, stage: null }));
+      // A new conversation joins the list; an existing one is listed already.
+      if (created) sessions.reload();
     }
   };
+
+  const stage = thread.stage;
+  const error = thread.error;
+  const setError = (err: unknown) => setThread(shown, (t) => ({ ...t, error: err }));
 
   return (
     <div class="chat">
@@ -121,8 +161,7 @@ export function Chat() {
           type="button"
           class="primary"
           onClick={() => {
-            setSessionId(null);
-            setMessages([]);
+            setShown(`draft-${++draftSeq}`);
             setCited(null);
           }}
         >
@@ -142,7 +181,8 @@ export function Chat() {
                 onError={setError}
                 run={async () => {
                   await del(`/api/assistant/chat/sessions/${encodeURIComponent(s.session_id)}${qs({ product_id: ws.id })}`);
-                  if (s.session_id === sessionId) (setSessionId(null), setMessages([]));
+                  threads[s.session_id]?.abort?.abort();
+                  if (s.session_id === shown) setShown(`draft-${++draftSeq}`);
                   sessions.reload();
                 }}
               >
@@ -179,13 +219,14 @@ export function Chat() {
                 onKeyDown={(e) => {
                   if (e.key !== "Enter" || e.shiftKey) return;
                   e.preventDefault();
+                  if (thread.abort) return;
                   (e.currentTarget.form as HTMLFormElement).requestSubmit();
                 }}
               />
             )}
           </Field>
-          {abort.current ? (
-            <button type="button" class="danger" onClick={() => abort.current?.abort()}>
+          {thread.abort ? (
+            <button type="button" class="danger" onClick={() => thread.abort?.abort()}>
               Stop
             </button>
           ) : (
