@@ -58,7 +58,14 @@ export function createAgentsService(deps: {
     if (unknown.length) throw unprocessable(`Unknown tool(s): ${unknown.join(", ")}; available: ${[...known].join(", ")}`);
   };
 
-  const checkBases = (p: Principal, ids: string[]) => ids.forEach((id) => deps.knowledge.requireBase(p, id));
+  /**
+   * Bases the caller may see (else 404) that belong to the agent's workspace: its searches run
+   * there, and a session that sees two workspaces must not hand one's documents to the other's agent.
+   */
+  const checkBases = (p: Principal, productId: string, ids: string[], field = "knowledge_base_ids") => {
+    const foreign = ids.filter((id) => deps.knowledge.requireBase(p, id).productId !== productId);
+    if (foreign.length) throw unprocessable(`${field}: ${foreign.join(", ")} ${foreign.length === 1 ? "is not a knowledge base" : "are not knowledge bases"} of the agent's workspace`);
+  };
 
   /** Writes the agent, then its workflow; a workflow that cannot be saved takes the agent back out. */
   const createWith = (p: Principal, row: Omit<AgentRow, "workflowId" | "createdAt" | "updatedAt" | "status">, graph: (id: string) => Graph): AgentRow => {
@@ -105,7 +112,7 @@ export function createAgentsService(deps: {
       const problem = validatorFor(tpl.settings).Errors(settings).First();
       if (problem) throw unprocessable(problemText(problem, "settings"));
       const kbs = (settings.knowledge_base_ids as string[] | undefined) ?? [];
-      checkBases(p, kbs);
+      checkBases(p, productId, kbs, "settings.knowledge_base_ids");
       const id = crypto.randomUUID();
       return createWith(p, { id, productId, name: input.name?.trim() || tpl.name, description: tpl.description, template: tpl.id, systemPrompt: tpl.systemPrompt, model: null, tools: tpl.tools, knowledgeBaseIds: kbs, settings, createdBy: actor(p) }, (agentId) => tpl.build(agentId, settings));
     },
@@ -114,7 +121,7 @@ export function createAgentsService(deps: {
       requireManager(p);
       const productId = productOf(p, input.productId);
       checkTools(productId, input.tools ?? []);
-      checkBases(p, input.knowledgeBaseIds ?? []);
+      checkBases(p, productId, input.knowledgeBaseIds ?? []);
       const id = crypto.randomUUID();
       return createWith(
         p,
@@ -134,7 +141,7 @@ export function createAgentsService(deps: {
       requireManager(p);
       const a = requireAgent(p, id);
       if (patch.tools) checkTools(a.productId, patch.tools);
-      if (patch.knowledgeBaseIds) checkBases(p, patch.knowledgeBaseIds);
+      if (patch.knowledgeBaseIds) checkBases(p, a.productId, patch.knowledgeBaseIds);
       if (patch.graph && a.workflowId) workflows.update(p, a.workflowId, { graph: patch.graph });
       db.update(agents)
         .set({

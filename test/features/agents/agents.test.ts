@@ -237,6 +237,23 @@ describe("tenancy and uninstall", () => {
     expect((await h.call("GET", `/api/agent-base/product/${other.workspaceId}`, { token: userToken })).status).toBe(404);
   });
 
+  test("a knowledge base of another workspace (one the session also sees) cannot be given to an agent: 422 naming knowledge_base_ids", async () => {
+    const second = (await h.call("POST", "/api/products", { token: jwt, body: { name: "Agents second workspace" } })).body.data.id as string;
+    const theirs = (await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: second, name: "Private" } })).body.data.id as string;
+    const ours = (await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name: "Ours" } })).body.data.id as string;
+    const installed = await install("knowledge-assistant", { knowledge_base_ids: [theirs] });
+    expect(installed.status).toBe(422);
+    expect(installed.body.message).toBe(`settings.knowledge_base_ids: ${theirs} is not a knowledge base of the agent's workspace`);
+    const created = await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "kb", system_prompt: "x", knowledge_base_ids: [ours, theirs] } });
+    expect(created.status).toBe(422);
+    expect(created.body.message).toContain("knowledge_base_ids");
+    const a = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "kb", system_prompt: "x", knowledge_base_ids: [ours] } })).body.data;
+    const put = await h.call("PUT", `/api/agent-base/${a.id}`, { token: jwt, body: { knowledge_base_ids: [theirs] } });
+    expect(put.status).toBe(422);
+    expect(put.body.message).toContain("knowledge_base_ids");
+    expect((await h.call("GET", `/api/agent-base/${a.id}`, { token: jwt })).body.data.knowledge_base_ids).toEqual([ours]);
+  });
+
   test("uninstall stops the agent's running executions and removes its workflow; other agents are untouched", async () => {
     const keep = (await install("knowledge-assistant")).body.data;
     const gone = (await h.call("POST", "/api/agent-base", {
