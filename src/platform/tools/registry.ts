@@ -121,7 +121,11 @@ export function mergeCollisions(tools: ToolDef<any>[]): ToolDef<any>[] {
     // get the start of their id, so that each stays reachable.
     const titles = named.map((title, i) => (named.indexOf(title) < i ? `${title} (${defs[i]!.group?.id.slice(0, 8) ?? i + 1})` : title));
     const first = defs[0]!;
-    const props = ((first.input as TObject).properties ?? {}) as Record<string, TSchema>;
+    // Every integration's own arguments are offered (the first one's description wins for a name
+    // they share); the chosen one checks the arguments it is given against its own schema.
+    const props: Record<string, TSchema> = {};
+    for (const d of [...defs].reverse()) Object.assign(props, ((d.input as TObject).properties ?? {}) as Record<string, TSchema>);
+    for (const key of Object.keys(props)) if (!defs.every((d) => ((d.input as TObject).required ?? []).includes(key))) props[key] = Type.Optional(props[key]!);
     out.push({
       name,
       description: `${first.description}\nSeveral integrations offer this tool: set _integration to one of ${titles.map((t) => `"${t}"`).join(", ")}.`,
@@ -130,7 +134,10 @@ export function mergeCollisions(tools: ToolDef<any>[]): ToolDef<any>[] {
         const { _integration, ...rest } = args;
         const i = titles.indexOf(String(_integration));
         if (i < 0) throw new Error(`${name} is offered by several integrations; set _integration to one of: ${titles.join(", ")}`);
-        return defs[i]!.run(rest, ctx);
+        const chosen = defs[i]!;
+        const problem = validatorFor(chosen.input).Errors(rest).First();
+        if (problem) throw new Error(`Bad arguments for ${name} of "${titles[i]}": ${problemText(problem, "arguments")}`);
+        return chosen.run(rest, ctx);
       },
     });
   }
