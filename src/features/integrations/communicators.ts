@@ -80,8 +80,8 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     if (signal.aborted) return;
     const send = service.toolsOf(row).find((t) => t.name === "send_message")!;
     // The reply goes in the message's thread: thread_ts on Slack, root_id on Mattermost.
-    const thread = row.type === "slack" ? { thread_ts: m.threadTs } : row.type === "teams" ? { reply_to_id: m.threadTs, service_url: m.serviceUrl } : { root_id: m.threadTs };
-    await service.run(row, send, { channel: m.channel, text, ...thread }, signal, deps.allow);
+    const thread = row.type === "slack" ? { thread_ts: m.threadTs } : row.type === "teams" ? { reply_to_id: m.threadTs } : { root_id: m.threadTs };
+    await service.run(row, send, { channel: m.channel, text, ...thread }, signal, deps.allow, m.serviceUrl);
   };
 
   deps.jobs.register(COMMUNICATOR_JOB, (payload, ctx) => answer(payload, ctx.signal), { concurrency: 2 });
@@ -115,11 +115,15 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
     if (!token) throw unauthorized("Bot Framework activities carry Authorization: Bearer <JWT>");
     const key = creds.jwks ? createLocalJWKSet(creds.jwks) : creds.signing_secret ? new TextEncoder().encode(creds.signing_secret) : undefined;
     if (!key) throw unauthorized("This Teams integration has no jwks or signing_secret to verify activities");
+    let claims: Record<string, unknown>;
     try {
-      await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], { audience: String(row.config.app_id), currentDate: new Date(clock.now()), clockTolerance: 300 });
+      claims = (await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], { audience: String(row.config.app_id), currentDate: new Date(clock.now()), clockTolerance: 300 })).payload;
     } catch (e) {
       throw unauthorized(`Bot Framework token refused: ${(e as Error).message}`);
     }
+    // The reply, with the access token, goes to the activity's serviceUrl: it must be the one the
+    // token names (Bot Framework's rule), not one a replayed or altered body chose.
+    if (claims.serviceurl !== undefined && claims.serviceurl !== activity.serviceUrl) throw unauthorized("The activity's serviceUrl is not the one its token names");
     if (activity.type !== "message" || typeof activity.text !== "string" || !activity.conversation?.id || typeof activity.id !== "string") return { queued: false };
     return queue(row, activity.id, { channel: activity.conversation.id, text: activity.text.replace(/<at>[^<]*<\/at>\s*/g, "").trim(), threadTs: activity.id, serviceUrl: activity.serviceUrl });
   };

@@ -130,10 +130,10 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     onChange: (l: (c: Change) => void) => void listeners.add(l),
     credentialsOf,
     /** Runs one of the integration's tools with its credentials; an error does not repeat them, whatever the service echoed. */
-    async run(row: IntegrationRow, tool: ConnectorTool, args: unknown, signal: AbortSignal, allow: AllowList) {
+    async run(row: IntegrationRow, tool: ConnectorTool, args: unknown, signal: AbortSignal, allow: AllowList, replyServiceUrl?: string) {
       const credentials = credentialsOf(row);
       try {
-        return await tool.run(args, { config: row.config, credentials, signal, allow });
+        return await tool.run(args, { config: row.config, credentials, signal, allow, replyServiceUrl });
       } catch (e) {
         throw redacted(e, credentials);
       }

@@ -173,6 +173,14 @@ test("teams: a Bot Framework activity with a valid JWT is answered at its servic
     await h.services.jobs.idle();
     for (let k = 0; k < 100 && replies.length === 0; k++) await Bun.sleep(20);
     expect(replies[0]).toMatchObject({ path: "/v3/conversations/conv-7/activities/act-1", auth: "Bearer bf-token", body: { type: "message", text: "Teams answer: status of the VPN?", replyToId: "act-1" } });
+    // The reply carries the access token, so it goes only where the activity's token says.
+    const moved = await h.call("POST", `/api/communicator/botframework/${i.id}/messages`, { body: { ...activity, id: "act-2", serviceUrl: "http://127.0.0.2:9" }, headers: { authorization: `Bearer ${await sign("app-123")}` } });
+    expect([moved.status, moved.body.message]).toEqual([401, "The activity's serviceUrl is not the one its token names"]);
+    // Nor may a caller of the send_message tool (MCP, an agent) name the server: before, a USER
+    // token's holder could have the token sent to a server of their own.
+    const org = (await h.call("GET", `/api/products/${ws}`, { token: jwt })).body.data.organization_id as string;
+    const send = h.services.tools.forWorkspace({ productId: ws, organizationId: org }).find((t) => t.name === "send_message")!;
+    expect(h.services.tools.argumentsError(send, { _integration: "Teams", channel: "conv-7", text: "hi", service_url: "http://127.0.0.2:9" })).toContain("service_url");
   } finally {
     connector.stop(true);
   }

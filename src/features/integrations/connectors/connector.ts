@@ -10,6 +10,8 @@ export interface CallContext {
   credentials: Record<string, unknown>;
   signal: AbortSignal;
   allow: AllowList;
+  /** Where a communicator's reply goes (a Teams activity's verified serviceUrl); never a caller's argument. */
+  replyServiceUrl?: string;
 }
 
 export interface ConnectorTool {

@@ -28,10 +28,13 @@ export const teams: Connector = {
     {
       name: "send_message",
       description: "Post a message to a Teams conversation (a reply to an activity with reply_to_id).",
-      input: t.Object({ channel: t.String({ minLength: 1, maxLength: 500, description: "Conversation id" }), text: t.String({ minLength: 1, maxLength: 28_000 }), reply_to_id: t.Optional(t.String({ maxLength: 500 })), service_url: t.Optional(t.String({ maxLength: 2000 })) }, { additionalProperties: false }),
+      // No service_url argument: the access token goes only to config.service_url, or to the
+      // serviceUrl of an activity whose token named it (a reply); a caller naming its own server
+      // would receive the token.
+      input: t.Object({ channel: t.String({ minLength: 1, maxLength: 500, description: "Conversation id" }), text: t.String({ minLength: 1, maxLength: 28_000 }), reply_to_id: t.Optional(t.String({ maxLength: 500 })) }, { additionalProperties: false }),
       async run(args, ctx) {
-        const root = String(args.service_url ?? ctx.config.service_url ?? "").replace(/\/+$/, "");
-        if (!root) throw new Error("no service_url: give one, or set config.service_url");
+        const root = String(ctx.replyServiceUrl ?? ctx.config.service_url ?? "").replace(/\/+$/, "");
+        if (!root) throw new Error("no service_url: set config.service_url (replies to an activity go to its serviceUrl)");
         const path = `/v3/conversations/${encodeURIComponent(args.channel)}/activities${args.reply_to_id ? `/${encodeURIComponent(args.reply_to_id)}` : ""}`;
         const { data } = await apiCall("Bot Framework", `${root}${path}`, { method: "POST", headers: { authorization: `Bearer ${ctx.credentials.access_token}` }, body: { type: "message", text: args.text, ...(args.reply_to_id ? { replyToId: args.reply_to_id } : {}) }, signal: ctx.signal, allow: ctx.allow });
         return { text: `Posted (${(data as { id?: string })?.id ?? "ok"})`, data: { id: (data as { id?: string })?.id ?? null } };
