@@ -81,6 +81,12 @@ export function createAgentsService(deps: {
     return requireAgent(p, row.id);
   };
 
+  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
+  const nonBlank = (name: string) => {
+    if (!name.trim()) throw unprocessable("name must not be blank");
+    return name.trim();
+  };
+
   const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
 
   const executionView = (e: ExecutionRow, calls: (typeof agentToolCalls.$inferSelect)[], usage?: typeof agentUsage.$inferSelect) => ({
@@ -119,13 +125,14 @@ export function createAgentsService(deps: {
 
     create(p: Principal, input: { productId?: string; name: string; description?: string; systemPrompt: string; tools?: string[]; knowledgeBaseIds?: string[]; model?: string; graph?: Graph }): AgentRow {
       requireManager(p);
+      const name = nonBlank(input.name);
       const productId = productOf(p, input.productId);
       checkTools(productId, input.tools ?? []);
       checkBases(p, productId, input.knowledgeBaseIds ?? []);
       const id = crypto.randomUUID();
       return createWith(
         p,
-        { id, productId, name: input.name.trim(), description: input.description?.trim() ?? "", template: null, systemPrompt: input.systemPrompt, model: input.model ?? null, tools: input.tools ?? ["search_knowledge"], knowledgeBaseIds: input.knowledgeBaseIds ?? [], settings: {}, createdBy: actor(p) },
+        { id, productId, name, description: input.description?.trim() ?? "", template: null, systemPrompt: input.systemPrompt, model: input.model ?? null, tools: input.tools ?? ["search_knowledge"], knowledgeBaseIds: input.knowledgeBaseIds ?? [], settings: {}, createdBy: actor(p) },
         (agentId) => input.graph ?? customGraph(agentId),
       );
     },
@@ -140,12 +147,13 @@ export function createAgentsService(deps: {
     update(p: Principal, id: string, patch: { name?: string; description?: string; systemPrompt?: string; tools?: string[]; knowledgeBaseIds?: string[]; model?: string | null; status?: "active" | "disabled"; graph?: Graph }): AgentRow {
       requireManager(p);
       const a = requireAgent(p, id);
+      const name = patch.name === undefined ? a.name : nonBlank(patch.name);
       if (patch.tools) checkTools(a.productId, patch.tools);
       if (patch.knowledgeBaseIds) checkBases(p, a.productId, patch.knowledgeBaseIds);
       if (patch.graph && a.workflowId) workflows.update(p, a.workflowId, { graph: patch.graph });
       db.update(agents)
         .set({
-          name: patch.name?.trim() ?? a.name,
+          name,
           description: patch.description ?? a.description,
           systemPrompt: patch.systemPrompt ?? a.systemPrompt,
           tools: patch.tools ?? a.tools,

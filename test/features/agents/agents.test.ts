@@ -183,6 +183,18 @@ describe("the tool loop", () => {
     }
   });
 
+  test("a name of spaces only is refused on create and PUT: 422 name must not be blank", async () => {
+    const blank = await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "   ", system_prompt: "y" } });
+    expect(blank.status).toBe(422);
+    expect(blank.body.message).toBe("name must not be blank");
+    const a = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "  Named  ", system_prompt: "y" } })).body.data;
+    expect(a.name).toBe("Named");
+    const put = await h.call("PUT", `/api/agent-base/${a.id}`, { token: jwt, body: { name: " \t " } });
+    expect(put.status).toBe(422);
+    expect(put.body.message).toBe("name must not be blank");
+    expect((await h.call("GET", `/api/agent-base/${a.id}`, { token: jwt })).body.data.name).toBe("Named");
+  });
+
   test("unknown tools and foreign knowledge bases are refused when creating a custom agent", async () => {
     const r = await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "x", system_prompt: "y", tools: ["rm_rf"] } });
     expect(r.status).toBe(422);
