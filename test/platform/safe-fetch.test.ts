@@ -64,3 +64,10 @@ test("307/308 keep method and body; 303 and a POST's 301/302 become a GET withou
     if (expected === "GET") expect(next.headers["content-type"]).toBeUndefined();
   }
 });
+
+test("a host that does not resolve is named in the error, which keeps its code (a retry policy still sees a network error)", async () => {
+  const failed = await safeFetch("http://no-such-host.invalid/x", { allow, maxBytes: 1000 }).catch((e) => e as Error & { code?: string });
+  // Before: "getaddrinfo ENOTFOUND", without the host.
+  expect((failed as Error).message).toStartWith("no-such-host.invalid could not be resolved: ");
+  expect(["ENOTFOUND", "EAI_AGAIN"]).toContain((failed as { code?: string }).code!);
+});

@@ -46,12 +46,23 @@ export function parseAllowList(raw: string): AllowList {
 
 const familyOf = (address: string) => (isIP(address) === 6 ? "ipv6" : "ipv4");
 
+/** The host's addresses; a failed lookup says which host (getaddrinfo's own message does not), keeping its code. */
+async function resolve(host: string) {
+  try {
+    return await lookup(host, { all: true, verbatim: true });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const why = code === "ENOTFOUND" ? "no such host" : code === "EAI_AGAIN" ? "the name server did not answer" : (e as Error).message;
+    throw Object.assign(new Error(`${host} could not be resolved: ${why}${code ? ` (${code})` : ""}`), { code });
+  }
+}
+
 /** Throws BlockedAddressError unless every address `url`'s host resolves to may be called. */
 export async function checkUrl(url: URL, allow: AllowList): Promise<void> {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new BlockedAddressError(`only http and https URLs may be called, not ${url.protocol}`);
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   if (allow.hosts.has(host)) return;
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  const addresses = isIP(host) ? [host] : (await resolve(host)).map((a) => a.address);
   for (const address of addresses) {
     if (allow.nets.check(address, familyOf(address))) continue;
     if (blocked.check(address, familyOf(address))) {
