@@ -109,6 +109,12 @@ describe("running graphs", () => {
     expect(done.nodes.find((n: any) => n.node_id === "never").status).toBe("skipped");
   });
 
+  test("a config whose template finds nothing says which template, not only what the field must be", async () => {
+    const done = await settle(await run(linear({ id: "start", type: "trigger.manual" }, { id: "get", type: "http", config: { url: "{{ input.nope }}" } })));
+    expect(done.status).toBe("failed");
+    expect(done.error).toBe('node "get" (http) failed: config.url must be a string of 1 to 8192 characters; url came out null from "{{ input.nope }}"');
+  });
+
   test("a runaway expression is cut off by its time budget", async () => {
     const done = await settle(await run(linear({ id: "start", type: "trigger.manual" }, { id: "spin", type: "transform", config: { expression: "$count([1..5000000].($ * 2)[$ > 3].($ + 1))" } })));
     expect(done.status).toBe("failed");

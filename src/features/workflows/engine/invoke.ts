@@ -40,7 +40,7 @@ export async function invokeNode(d: InvokeDeps, call: NodeCall): Promise<NodeOut
     if (!type) throw new Error(`unknown node type "${def.type}"`);
     const config = await resolveConfig(def.config ?? {}, type.expressionKeys ?? [], call.scope);
     const problem = d.registry.configError(def.type, config);
-    if (problem) throw new Error(problem);
+    if (problem) throw new Error(problem + emptyTemplates(def.config ?? {}, config));
     const ctx: NodeContext = {
       executionId: exec.id,
       nodeRunId: run.id,
@@ -66,6 +66,15 @@ export async function invokeNode(d: InvokeDeps, call: NodeCall): Promise<NodeOut
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Which of a config's templates came out empty, as a clause for the config's error: "config.url
+ * must be a string" says little when the cause is `{{ input.nope }}` finding nothing.
+ */
+function emptyTemplates(raw: Record<string, unknown>, resolved: Record<string, unknown>): string {
+  const empty = Object.entries(raw).filter(([key, value]) => typeof value === "string" && value.includes("{{") && (resolved[key] === null || resolved[key] === undefined || resolved[key] === ""));
+  return empty.map(([key, value]) => `; ${key} came out ${JSON.stringify(resolved[key] ?? null)} from ${JSON.stringify(value)}`).join("");
 }
 
 /** A node that ignores its signal still ends the moment it is aborted. */
