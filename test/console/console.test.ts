@@ -275,6 +275,14 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
         credentials_schema: { type: "object", required: ["token"], properties: { token: { type: "string" } } },
         tools: ["list_issues", "create_issue", "comment_issue"],
       },
+      {
+        type: "http",
+        name: "HTTP service",
+        description: "Any HTTP API, by its operations",
+        config_schema: { type: "object", required: ["base_url", "operations"], properties: { base_url: { type: "string" }, operations: { type: "array", items: { type: "object", properties: { name: { type: "string" }, method: { type: "string" }, path: { type: "string" } } } } } },
+        credentials_schema: { type: "object", properties: { token: { type: "string" }, jwks: { type: "object", description: "Public keys (JWKS)" } } },
+        tools: ["call"],
+      },
     ];
     await page.route(`${hearth.url}/api/integrations-base**`, async (route) => {
       const req = route.request();
@@ -298,6 +306,8 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
       await page.getByLabel("Repo").fill("hearth");
       const secretField = page.getByLabel("Token");
       expect(await secretField.getAttribute("type")).toBe("password");
+      // Credentials are optional as a whole (without them: a template), so no field of theirs is required.
+      expect(await secretField.getAttribute("required")).toBeNull();
       await secretField.fill("ghp_secret_value_123");
       await page.getByRole("button", { name: "Create integration" }).click();
       await page.getByText("Our repo").waitFor();
@@ -309,6 +319,22 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
       expect(await secretField.inputValue()).toBe("");
       expect(await page.content()).not.toContain("ghp_secret_value_123");
       await shot("12-integrations-contract");
+
+      // A list of objects (an HTTP service's operations) and an object credential are JSON text,
+      // parsed when sent; bad JSON is named and nothing is sent. Without credentials: a template.
+      await page.getByLabel("Type", { exact: true }).selectOption("http");
+      await page.getByLabel("Title").fill("Status API");
+      await page.getByLabel("Base URL").fill("https://status.example");
+      await page.getByLabel("Operations").fill('[{"name": "status", "method": "GET"');
+      await page.getByRole("button", { name: "Create integration" }).click();
+      await page.getByRole("alert").filter({ hasText: "Operations is not valid JSON" }).waitFor();
+      expect(posted.length).toBe(1);
+      await page.getByLabel("Operations").fill('[{"name": "status", "method": "GET", "path": "/status"}]');
+      await page.getByLabel("Jwks (optional)").fill('{"keys": []}');
+      await page.getByLabel("Token (optional)").fill("");
+      await page.getByRole("button", { name: "Create integration" }).click();
+      await page.getByText("Status API").waitFor();
+      expect(posted[1]).toEqual({ title: "Status API", type: "http", product_id: expect.any(String), config: { base_url: "https://status.example", operations: [{ name: "status", method: "GET", path: "/status" }] }, credentials: { jwks: { keys: [] } } });
     } finally {
       await page.unroute(`${hearth.url}/api/integrations-base**`);
     }

@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { del, get, post } from "../api";
 import { workspace } from "../state";
 import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, json, useLoad } from "../ui/kit";
-import { SchemaForm, type Schema } from "../ui/schema-form";
+import { SchemaForm, invalidJson, type Schema } from "../ui/schema-form";
 import { AgentRuns } from "./agent-runs";
 
 interface Template {
@@ -37,6 +37,8 @@ function Install(props: { template: Template; onInstalled: (a: Agent) => void; o
       onSubmit={async (e) => {
         e.preventDefault();
         setError(null);
+        const bad = invalidJson(settings);
+        if (bad) return setError(new Error(bad));
         try {
           props.onInstalled(await post<Agent>("/api/agent-base/install", { product_id: workspace.value!.id, template: props.template.id, name, settings }));
         } catch (err) {

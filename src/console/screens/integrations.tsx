@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import { ApiError, del, get, post, put, qs } from "../api";
 import { workspace } from "../state";
 import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, useLoad } from "../ui/kit";
-import { SchemaForm, type Schema } from "../ui/schema-form";
+import { SchemaForm, invalidJson, type Schema } from "../ui/schema-form";
 
 interface IntegrationType {
   type: string;
@@ -72,6 +72,8 @@ function Create(props: { types: IntegrationType[]; onCreated: () => void }) {
         const form = e.currentTarget as HTMLFormElement;
         setError(null);
         if (credentials.__invalid) return setError(new Error("The credentials are not valid JSON."));
+        const bad = invalidJson(config) ?? invalidJson(credentials);
+        if (bad) return setError(new Error(bad));
         try {
           const body: Record<string, unknown> = { title, type, config };
           if (!global) body.product_id = workspace.value!.id;
@@ -125,6 +127,9 @@ function Activate(props: { integration: Integration; type?: IntegrationType; onD
       autocomplete="off"
       onSubmit={async (e) => {
         e.preventDefault();
+        setError(null);
+        const bad = credentials.__invalid ? "The credentials are not valid JSON." : invalidJson(credentials);
+        if (bad) return setError(new Error(bad));
         try {
           await put(`/api/integrations-base/${props.integration.id}`, { credentials });
           props.onDone();

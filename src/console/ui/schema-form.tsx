@@ -1,5 +1,6 @@
 // A form for the flat JSON Schemas Hearth publishes (catalog settings, integration configs):
-// strings, numbers, booleans, enums and string lists, each with its label and description.
+// strings, numbers, booleans, enums and string lists, each with its label and description;
+// objects and lists of objects as JSON text, parsed as typed.
 import { Field } from "./kit";
 
 export interface Schema {
@@ -13,8 +14,27 @@ export interface Schema {
   default?: unknown;
 }
 
+/** What a JSON field holds while its text does not parse: the form refuses to send it. */
+export class InvalidJson {
+  constructor(
+    readonly field: string,
+    readonly message: string,
+  ) {}
+}
+
+/** The first field of `value` whose JSON text does not parse, as a sentence, or null. */
+export function invalidJson(value: Record<string, unknown>): string | null {
+  const bad = Object.values(value).find((v) => v instanceof InvalidJson) as InvalidJson | undefined;
+  return bad ? `${bad.field} is not valid JSON: ${bad.message}` : null;
+}
+
+/** Objects, and lists of anything but plain strings or numbers, are edited as JSON. */
+const asJson = (s: Schema) => s.type === "object" || (s.type === "array" && Boolean(s.items) && s.items!.type !== "string" && s.items!.type !== "number" && s.items!.type !== "integer");
+
 const label = (name: string) => name.replace(/_/g, " ").replace(/\burl\b/g, "URL").replace(/^./, (c) => c.toUpperCase());
 
+/** `secret`: credentials, write-only and optional as a whole (without them an integration is a
+ * template), so none of their fields is required by the form; the server checks what is given. */
 export function SchemaForm(props: { schema: Schema | undefined; value: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; secret?: boolean }) {
   const props_ = props.schema?.properties ?? {};
   const set = (k: string, v: unknown) => {
@@ -29,8 +49,9 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
     <>
       {names.map((k) => {
         const s = props_[k]!;
-        const required = props.schema?.required?.includes(k);
-        const text = `${label(k)}${required ? "" : " (optional)"}`;
+        const inSchema = props.schema?.required?.includes(k);
+        const required = inSchema && !props.secret;
+        const text = `${label(k)}${inSchema ? "" : " (optional)"}`;
         const v = props.value[k];
         return (
           <Field key={k} label={text} hint={s.description}>
@@ -44,6 +65,31 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
                 </select>
               ) : s.type === "boolean" ? (
                 <input id={id} type="checkbox" aria-describedby={hint} checked={Boolean(v)} onChange={(e) => set(k, e.currentTarget.checked)} />
+              ) : asJson(s) ? (
+                <>
+                  <textarea
+                    id={id}
+                    class="code"
+                    rows={s.type === "array" ? 6 : 4}
+                    aria-describedby={hint}
+                    aria-invalid={v instanceof InvalidJson}
+                    required={required}
+                    autocomplete="off"
+                    placeholder={s.type === "array" ? '[{ "…": "…" }]' : '{ "…": "…" }'}
+                    onInput={(e) => {
+                      const raw = e.currentTarget.value;
+                      if (!raw.trim()) return set(k, undefined);
+                      try {
+                        const parsed = JSON.parse(raw);
+                        const ok = s.type === "array" ? Array.isArray(parsed) : parsed !== null && typeof parsed === "object" && !Array.isArray(parsed);
+                        set(k, ok ? parsed : new InvalidJson(label(k), s.type === "array" ? "a JSON list [ … ] is expected" : "a JSON object { … } is expected"));
+                      } catch (err) {
+                        set(k, new InvalidJson(label(k), (err as Error).message));
+                      }
+                    }}
+                  />
+                  {v instanceof InvalidJson && <small class="error-text">{v.message}</small>}
+                </>
               ) : s.type === "array" ? (
                 <input
                   id={id}
