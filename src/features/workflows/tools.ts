@@ -1,16 +1,57 @@
 // Workflow tools for agents and MCP: run another workflow of the workspace, and fetch a web page
-// or API under the outbound address rule.
+// or API under the outbound address rule. A workflow run by an agent's invoke_workflow names the
+// execution that ran it (trigger {type: "api", id: <parent execution>}): a call that would run a
+// workflow of its own calling chain, or nest deeper than MAX_WORKFLOW_DEPTH, is refused, and
+// children still in progress stop when their parent stops or fails.
 import { t } from "elysia";
+import { AppError } from "../../platform/errors";
 import { safeFetch, type AllowList } from "../../platform/net/safe-fetch";
-import type { ToolDef } from "../../platform/tools/registry";
+import type { ToolContext, ToolDef } from "../../platform/tools/registry";
 import { ENDED, type WorkflowEngine } from "./engine/engine";
 import { checkInput, type ExecutionsService } from "./executions";
 import type { WorkflowsService } from "./service";
 
 const INVOKE_WAIT_MS = 60_000;
+/**
+ * Executions an agent's invoke_workflow may nest below the one a caller started. Each waits for
+ * its child in a slot of the workspace's HEARTH_WORKFLOW_CONCURRENCY (4 by default): deeper chains
+ * would fill every slot with parents waiting for children that cannot start.
+ */
+export const MAX_WORKFLOW_DEPTH = 3;
 const HTTP_TEXT_CHARS = 8000;
+type ToolContextPrincipal = ToolContext["principal"];
 
 export function workflowTools(deps: { workflows: WorkflowsService; executions: ExecutionsService; engine: WorkflowEngine; allow: AllowList }): ToolDef<any>[] {
+  /** Children started by invoke_workflow and not ended yet, by their parent execution. */
+  const children = new Map<string, Set<string>>();
+  deps.engine.onExit((row) => {
+    if (!ENDED.includes(row.status)) return;
+    if (row.triggerType === "api" && row.triggerId) children.get(row.triggerId)?.delete(row.id);
+    const mine = children.get(row.id);
+    children.delete(row.id);
+    // A parent that succeeded told its model about a child still running; that one may finish.
+    if (!mine || row.status === "succeeded") return;
+    for (const id of mine) {
+      try {
+        deps.engine.stop(id);
+      } catch (e) {
+        // 409: it ended meanwhile
+        if (!(e instanceof AppError && e.status === 409)) throw e;
+      }
+    }
+  });
+
+  /** The workflows of the calling chain, the caller's execution first, up to the execution a caller started. */
+  const chainOf = (principal: ToolContextPrincipal, executionId: string | undefined) => {
+    const chain: { executionId: string; workflowId: string | null }[] = [];
+    for (let id = executionId; id && chain.length <= MAX_WORKFLOW_DEPTH; ) {
+      const e = deps.executions.requireExecution(principal, id);
+      chain.push({ executionId: e.id, workflowId: e.workflowId });
+      id = e.triggerType === "api" && e.triggerId ? e.triggerId : undefined;
+    }
+    return chain;
+  };
+
   const invoke: ToolDef<{ workflow_id: string; input?: Record<string, unknown> }> = {
     name: "invoke_workflow",
     description: "Run one of the workspace's workflows with an input object and wait (up to 60 s) for its output.",
@@ -25,6 +66,10 @@ export function workflowTools(deps: { workflows: WorkflowsService; executions: E
       const w = deps.workflows.requireWorkflow(ctx.principal, args.workflow_id);
       if (!w.activeVersionId) throw new Error("the workflow has no active version");
       const version = deps.workflows.requireVersion(ctx.principal, w.activeVersionId).version;
+      const chain = chainOf(ctx.principal, ctx.executionId);
+      const loop = chain.find((c) => c.workflowId === w.id);
+      if (loop) throw new Error(`workflow "${w.name}" is already running in this chain of calls (execution ${loop.executionId}); running it again would never end`);
+      if (chain.length > MAX_WORKFLOW_DEPTH) throw new Error(`invoke_workflow nests at most ${MAX_WORKFLOW_DEPTH} deep; this execution is already ${chain.length - 1} calls below the first`);
       const e = deps.executions.begin({
         productId: w.productId,
         workflowId: w.id,
@@ -33,9 +78,11 @@ export function workflowTools(deps: { workflows: WorkflowsService; executions: E
         graph: null,
         graphForNodes: version.graph,
         triggerType: "api",
+        triggerId: ctx.executionId ?? null,
         input: checkInput(args.input),
         createdBy: ctx.principal.tokenId,
       });
+      if (ctx.executionId) (children.get(ctx.executionId) ?? children.set(ctx.executionId, new Set()).get(ctx.executionId)!).add(e.id);
       const ended = await deps.engine.until(e.id, ENDED, INVOKE_WAIT_MS);
       const data = { execution_id: e.id, status: ended.status, output: ended.output, error: ended.error };
       if (ended.status === "failed") throw new Error(`workflow "${w.name}" failed: ${ended.error}`);

@@ -202,6 +202,83 @@ describe("the tool loop", () => {
   });
 });
 
+describe("invoke_workflow chains", () => {
+  /** An agent whose model runs the workflow named in its system prompt ("next:<id>") once, then answers with what it got. */
+  const chained = (r: FakeChatRequest): FakeReply => {
+    const next = /next:([0-9a-f-]{36})/.exec(String(r.messages[0]?.content))?.[1];
+    const results = toolResults(r);
+    if (next && r.tools?.length && results.length === 0) return { tool_calls: [{ function: { name: "invoke_workflow", arguments: { workflow_id: next, input: { query: "go on" } } } }] };
+    return `done (${results.map((m) => m.content).join(" | ")})`;
+  };
+  const agent = async (systemPrompt: string) => (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: ws, name: "chain", system_prompt: systemPrompt, tools: ["invoke_workflow"] } })).body.data;
+  const toolCallsOf = async (agentId: string, executionId: string) => (await h.call("GET", `/api/agent-base/${agentId}/executions/${executionId}`, { token: jwt })).body.data.tool_calls;
+
+  test("an agent cannot run its own workflow (or one of its calling chain): the call is refused and the model told", async () => {
+    fake.respond = chained;
+    try {
+      const a = await agent("x");
+      await h.call("PUT", `/api/agent-base/${a.id}`, { token: jwt, body: { system_prompt: `next:${a.workflow_id}` } });
+      const e = (await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { query: "loop" }, wait: true } })).body.data;
+      expect(e.status).toBe("succeeded");
+      const [call] = await toolCallsOf(a.id, e.id);
+      expect(call.tool).toBe("invoke_workflow");
+      expect(call.error).toMatch(/already running in this chain/);
+      // A → B → A: B's call is the one refused.
+      const b = await agent("x");
+      const a2 = await agent(`next:${b.workflow_id}`);
+      await h.call("PUT", `/api/agent-base/${b.id}`, { token: jwt, body: { system_prompt: `next:${a2.workflow_id}` } });
+      const e2 = (await h.call("POST", `/api/agent-base/${a2.id}/invoke`, { token: jwt, body: { input: { query: "loop" }, wait: true } })).body.data;
+      expect(e2.status).toBe("succeeded");
+      const child = (await h.call("GET", `/api/agent-base/${b.id}/executions`, { token: jwt })).body.data[0];
+      expect(child.trigger).toEqual({ type: "api", id: e2.id });
+      expect(child.tool_calls[0].error).toMatch(/already running in this chain/);
+    } finally {
+      fake.respond = searchThenAnswer;
+    }
+  }, 15_000);
+
+  test("invoke_workflow nests at most 3 deep", async () => {
+    fake.respond = chained;
+    try {
+      let next = "last";
+      const made = [];
+      for (let i = 0; i < 5; i++) {
+        const a = await agent(next === "last" ? "last" : `next:${next}`);
+        made.unshift(a);
+        next = a.workflow_id;
+      }
+      const e = (await h.call("POST", `/api/agent-base/${made[0].id}/invoke`, { token: jwt, body: { input: { query: "deep" }, wait: true } })).body.data;
+      expect(e.status).toBe("succeeded");
+      // The fourth agent (three calls below the first) may not start the fifth.
+      const fourth = (await h.call("GET", `/api/agent-base/${made[3].id}/executions`, { token: jwt })).body.data[0];
+      expect(fourth.tool_calls[0].error).toMatch(/nests at most 3 deep/);
+      expect((await h.call("GET", `/api/agent-base/${made[4].id}/executions`, { token: jwt })).body.data).toEqual([]);
+    } finally {
+      fake.respond = searchThenAnswer;
+    }
+  }, 15_000);
+
+  test("stopping an execution stops the workflow its agent is waiting for", async () => {
+    fake.respond = chained;
+    try {
+      const gated = (await h.call("POST", "/api/workflow-base", { token: jwt, body: { product_id: ws, name: "gated child", graph: { nodes: [{ id: "s", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "ok?" } }], edges: [{ from: "s", to: "ask" }] } } })).body.data;
+      const a = await agent(`next:${gated.id}`);
+      const parent = (await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { query: "wait" } } })).body.data;
+      let child: any;
+      for (let i = 0; i < 200 && !child; i++) {
+        child = (await h.call("GET", `/api/workflow/executions?workflow_id=${gated.id}`, { token: jwt })).body.data[0];
+        if (!child) await Bun.sleep(10);
+      }
+      expect(child.trigger).toEqual({ type: "api", id: parent.id });
+      await h.services.workflow.engine.until(child.id, ["waiting"], 5000);
+      expect((await h.call("POST", `/api/workflow/${parent.id}/stop`, { token: jwt })).body.data.status).toBe("stopped");
+      expect((await h.services.workflow.engine.until(child.id, ["stopped"], 5000)).status).toBe("stopped");
+    } finally {
+      fake.respond = searchThenAnswer;
+    }
+  });
+});
+
 describe("document summarizer", () => {
   test("finds the named document with search_knowledge and summarizes it with its sources", async () => {
     fake.respond = (r) => (toolResults(r).length ? `Purpose: operations. Key points: backups nightly [1]. (${r.messages[1]!.content})` : { tool_calls: [{ function: { name: "search_knowledge", arguments: { query: "ops handbook" } } }] });
