@@ -82,6 +82,20 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     expect(secret).toMatch(/^svc_/);
     expect(await page.getByRole("alert", { name: "New token secret" }).textContent()).toContain("shown only this once");
     await page.getByRole("button", { name: "Copy" }).waitFor();
+    // A browser that refuses the write, or has no clipboard API at all (plain http on a LAN name):
+    // never "Copied"; the secret is selected in a read-only field to copy with the keyboard.
+    await page.evaluate(`navigator.clipboard.writeText = () => Promise.reject(new DOMException("denied", "NotAllowedError"))`);
+    await page.getByRole("button", { name: "Copy" }).click();
+    const manual = page.getByLabel("Text to copy");
+    await manual.waitFor();
+    expect(await page.getByRole("status").filter({ hasText: "press Ctrl+C" }).count()).toBe(1);
+    expect(await page.getByRole("button", { name: "Copied", exact: true }).count()).toBe(0);
+    expect(await manual.inputValue()).toBe(secret);
+    expect(await page.evaluate(`(() => { const f = document.activeElement; return f.value.slice(f.selectionStart, f.selectionEnd); })()`)).toBe(secret);
+    await page.evaluate(`Object.defineProperty(navigator, "clipboard", { value: undefined, configurable: true })`);
+    await page.getByRole("button", { name: "Copy" }).click();
+    expect(await page.getByRole("button", { name: "Copied", exact: true }).count()).toBe(0);
+    await manual.waitFor();
     const valid = await fetch(`${hearth.url}/api/api-token/auth/validate`, { headers: { "x-api-token": secret } });
     expect(valid.status).toBe(200);
     await shot("02-tokens-secret");

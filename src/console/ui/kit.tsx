@@ -139,19 +139,48 @@ export function Action(
   );
 }
 
+/**
+ * Copies `text`, and says truthfully what happened. Where the browser has no clipboard API (plain
+ * http on a LAN name is not a secure context) or refuses the write, the text is shown selected in
+ * a read-only field so the user copies it with the keyboard.
+ */
 export function Copy(props: { text: string; label?: string }) {
-  const [done, setDone] = useState(false);
+  const [state, setState] = useState<"idle" | "copied" | "manual">("idle");
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (state !== "manual") return;
+    field.current?.focus();
+    field.current?.select();
+  }, [state]);
   return (
-    <button
-      type="button"
-      onClick={async () => {
-        await navigator.clipboard.writeText(props.text).catch(() => {});
-        setDone(true);
-        setTimeout(() => setDone(false), 1500);
-      }}
-    >
-      {done ? "Copied" : (props.label ?? "Copy")}
-    </button>
+    <span class="copy">
+      <button
+        type="button"
+        onClick={async () => {
+          try {
+            if (!navigator.clipboard?.writeText) throw new Error("no clipboard");
+            await navigator.clipboard.writeText(props.text);
+            setState("copied");
+            setTimeout(() => setState((s) => (s === "copied" ? "idle" : s)), 2000);
+          } catch {
+            setState("manual");
+          }
+        }}
+      >
+        {state === "copied" ? "Copied" : (props.label ?? "Copy")}
+      </button>
+      {state === "copied" && (
+        <span class="sr-only" role="status">
+          Copied to the clipboard
+        </span>
+      )}
+      {state === "manual" && (
+        <span class="copy-manual">
+          <input ref={field} readOnly value={props.text} aria-label="Text to copy" onFocus={(e) => e.currentTarget.select()} />
+          <small role="status">This browser would not copy it here: the text is selected, press Ctrl+C (⌘C on a Mac).</small>
+        </span>
+      )}
+    </span>
   );
 }
 
