@@ -24,7 +24,15 @@ export const Agent = t.Object({
   updated_at: Timestamp,
 });
 
-export const CatalogEntry = t.Object({ id: t.String(), name: t.String(), description: t.String(), settings_schema: t.Unknown(), triggers: t.Array(t.String()), tools: t.Array(t.String()) });
+export const CatalogEntry = t.Object({
+  id: t.String(),
+  name: t.String(),
+  description: t.String(),
+  settings_schema: t.Unknown(),
+  input_schema: t.Unknown({ description: "JSON Schema of the invoke's input (an addition); its required fields are checked at invoke (422)" }),
+  triggers: t.Array(t.String()),
+  tools: t.Array(t.String()),
+});
 
 export const InstallBody = t.Object(
   {

@@ -8,7 +8,7 @@ import { errors, IdParams, ok, okList, Uuid } from "../../platform/http/schemas"
 import { executionView as workflowExecutionView } from "../workflows/executions";
 import { ExecutionView } from "../workflows/model";
 import { Agent, AgentExecution, AgentListQuery, CatalogEntry, CreateAgentBody, InstallBody, InvokeBody, UpdateAgentBody } from "./model";
-import type { AgentRow, AgentsService } from "./service";
+import { INVOKE_WAIT_MS, type AgentRow, type AgentsService } from "./service";
 
 export const agentView = (a: AgentRow) => ({
   id: a.id,
@@ -100,7 +100,9 @@ export function agentRoutes({ auth, agents }: { auth: AuthPlugin; agents: Agents
       async ({ principal, params, body, request, server, set }) => {
         const { execution, ended } = await whileWorking(server, request, () => agents.invoke(principal, params.id, body.input, body.wait ?? false));
         set.status = ended ? 200 : 202;
-        return { success: true as const, message: ended ? `Execution ${execution.status}` : "Execution queued", data: workflowExecutionView(execution) };
+        const follow = `follow it at GET /api/workflow/${execution.id}/status or /events`;
+        const message = ended ? `Execution ${execution.status}` : body.wait ? `Execution still ${execution.status} after ${INVOKE_WAIT_MS / 1000} s; ${follow}` : `Execution ${execution.status}; ${follow}`;
+        return { success: true as const, message, data: workflowExecutionView(execution) };
       },
       { auth: "any:strict", params: IdParams, body: InvokeBody, response: { 200: ok(ExecutionView), 202: ok(ExecutionView), ...errors(400, 401, 404, 413, 422, 429) }, detail: { summary: "Invoke an agent; with wait: true the answer comes when the execution ends (at most 120 s)" } },
     )

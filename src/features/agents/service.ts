@@ -21,6 +21,20 @@ import { agents, agentToolCalls, agentUsage } from "./table";
 export type AgentRow = typeof agents.$inferSelect;
 
 export const INVOKE_WAIT_MS = 120_000;
+/** How often a waiting invoke looks at the injected clock for its deadline. */
+const WAIT_POLL_MS = 250;
+
+/** The first field a manual trigger's input_schema requires that `input` lacks (an invoke fails at once, not in a later node). */
+const missingInput = (graph: Graph, input: Record<string, unknown>): string | undefined => {
+  for (const n of graph.nodes) {
+    if (n.type !== "trigger.manual") continue;
+    const required = (n.config?.input_schema as { required?: unknown } | undefined)?.required;
+    if (!Array.isArray(required)) continue;
+    const missing = required.find((k) => typeof k === "string" && (input[k] === undefined || input[k] === null || input[k] === ""));
+    if (missing) return missing;
+  }
+  return undefined;
+};
 
 export function createAgentsService(deps: {
   db: Db;
@@ -87,6 +101,25 @@ export function createAgentsService(deps: {
     return name.trim();
   };
 
+  /** The execution once it ends, or as it is when `ms` have passed on the injected clock (so tests move time instead of waiting). */
+  const untilEndedOr = (p: Principal, id: string, ms: number) =>
+    new Promise<ExecutionRow>((resolve, reject) => {
+      const deadline = clock.now() + ms;
+      const poll = setInterval(() => {
+        if (clock.now() < deadline) return;
+        clearInterval(poll);
+        try {
+          resolve(executions.requireExecution(p, id));
+        } catch (e) {
+          reject(e);
+        }
+      }, WAIT_POLL_MS);
+      engine.until(id, ENDED, ms).then(
+        (row) => (clearInterval(poll), resolve(row)),
+        (e) => (clearInterval(poll), reject(e)),
+      );
+    });
+
   const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
 
   const executionView = (e: ExecutionRow, calls: (typeof agentToolCalls.$inferSelect)[], usage?: typeof agentUsage.$inferSelect) => ({
@@ -107,7 +140,7 @@ export function createAgentsService(deps: {
     requireAgent,
     executionView,
 
-    catalog: () => TEMPLATES.map((tpl) => ({ id: tpl.id, name: tpl.name, description: tpl.description, settings_schema: tpl.settings, triggers: tpl.triggers, tools: tpl.tools })),
+    catalog: () => TEMPLATES.map((tpl) => ({ id: tpl.id, name: tpl.name, description: tpl.description, settings_schema: tpl.settings, input_schema: tpl.input, triggers: tpl.triggers, tools: tpl.tools })),
 
     install(p: Principal, input: { productId?: string; template: string; name?: string; settings?: Record<string, unknown> }): AgentRow {
       requireManager(p);
@@ -189,9 +222,11 @@ export function createAgentsService(deps: {
       if (!a.workflowId) throw notFound("Agent workflow");
       const w = workflows.requireWorkflow(p, a.workflowId);
       const version = workflows.requireVersion(p, w.activeVersionId!).version;
+      const missing = missingInput(version.graph, input);
+      if (missing) throw unprocessable(`input.${missing} is required${a.template ? ` (the ${a.template} template's input_schema, GET /api/agent-base/catalog)` : ""}`);
       const e = executions.begin({ productId: a.productId, workflowId: w.id, versionId: version.id, agentId: a.id, graph: null, graphForNodes: version.graph, triggerType, input: checkInput(input), createdBy: actor(p) });
       if (!wait) return { execution: e, ended: false };
-      const row = await engine.until(e.id, ENDED, INVOKE_WAIT_MS);
+      const row = await untilEndedOr(p, e.id, INVOKE_WAIT_MS);
       return { execution: row, ended: ENDED.includes(row.status) };
     },
 

@@ -9,12 +9,17 @@ export interface Template<S extends TSchema = TSchema> {
   description: string;
   settings: S;
   triggers: ("manual" | "schedule" | "webhook")[];
+  /** JSON Schema of what an invoke's `input` holds (the manual trigger's input_schema); `required` fields are checked at invoke. */
+  input: Record<string, unknown>;
   systemPrompt: string;
   tools: string[];
   build(agentId: string, settings: Static<S>): Graph;
 }
 
 const Kbs = t.Optional(t.Array(t.String({ format: "uuid" }), { maxItems: 50, description: "Knowledge bases to read (default: all of the workspace)" }));
+
+const QUERY = { type: "object", required: ["query"], properties: { query: { type: "string", description: "The question or task" } } };
+const ANY_INPUT = { type: "object", properties: { query: { type: "string", description: "What to do (optional)" } } };
 
 const answer = (agentId: string, input: string, extra: Record<string, unknown> = {}) => ({ id: "agent", type: "agent", config: { agent_id: agentId, input, ...extra } });
 const output = { id: "output", type: "output", config: { value: "{{ nodes.agent.output }}" } };
@@ -27,10 +32,11 @@ const knowledgeAssistant: Template = {
   description: "Answers questions from the workspace's documents with cited passages; without a language model it still returns the best passages.",
   settings: t.Object({ knowledge_base_ids: Kbs }, { additionalProperties: false }),
   triggers: ["manual"],
+  input: QUERY,
   systemPrompt: "You answer questions from the team's documents. Search them before you answer, answer only from what you found, cite the passages as [n], and say so plainly when the documents do not answer the question.",
   tools: ["search_knowledge"],
   build: (id) => ({
-    nodes: [{ id: "start", type: "trigger.manual", config: { input_schema: { type: "object", required: ["query"], properties: { query: { type: "string" } } } } }, answer(id, "{{ input.query }}", { fallback: "retrieval" }), output],
+    nodes: [{ id: "start", type: "trigger.manual", config: { input_schema: QUERY } }, answer(id, "{{ input.query }}", { fallback: "retrieval" }), output],
     edges: chain("start", "agent", "output"),
   }),
 };
@@ -41,23 +47,27 @@ const documentSummarizer: Template = {
   description: "Summarizes a document of the knowledge base (named in the query): purpose, key points, decisions, open questions.",
   settings: t.Object({ knowledge_base_ids: Kbs }, { additionalProperties: false }),
   triggers: ["manual"],
+  input: QUERY,
   systemPrompt:
     "You summarize documents. Find the document the user names with search_knowledge (search several times with different wording if needed), then write: one sentence of purpose, the key points as a short list, decisions, and open questions. Cite passages as [n].",
   tools: ["search_knowledge"],
-  build: (id) => ({ nodes: [{ id: "start", type: "trigger.manual", config: {} }, answer(id, "Summarize: {{ input.query }}"), output], edges: chain("start", "agent", "output") }),
+  build: (id) => ({ nodes: [{ id: "start", type: "trigger.manual", config: { input_schema: QUERY } }, answer(id, "Summarize: {{ input.query }}"), output], edges: chain("start", "agent", "output") }),
 };
+
+const MEETING_INPUT = { type: "object", required: ["audio_url"], properties: { audio_url: { type: "string", description: "http(s) URL of the recording (WAV, MP3, ...)", examples: ["https://intranet.example/meetings/2026-01-12.wav"] } } };
 
 const meetingNotes: Template = {
   id: "meeting-notes",
   name: "Meeting notes",
-  description: "Turns a meeting recording (audio_url, or file_id) into notes: summary, decisions, action items with owners. Transcribed locally with Whisper.",
+  description: "Turns a meeting recording (input audio_url: an http(s) URL of the audio, at most 25 MB) into notes: summary, decisions, action items with owners. Transcribed locally with Whisper.",
   settings: t.Object({ language: t.Optional(t.String({ minLength: 2, maxLength: 8, description: "ISO 639-1 language of the recordings (detected when left out)" })) }, { additionalProperties: false }),
   triggers: ["manual"],
+  input: MEETING_INPUT,
   systemPrompt: "You write meeting notes from a transcript: a three-sentence summary, the decisions taken, and the action items with their owners and dates where the transcript names them. Do not invent what the transcript does not say.",
   tools: [],
   build: (id, s: { language?: string }) => ({
     nodes: [
-      { id: "start", type: "trigger.manual", config: { input_schema: { type: "object", required: ["audio_url"], properties: { audio_url: { type: "string" } } } } },
+      { id: "start", type: "trigger.manual", config: { input_schema: MEETING_INPUT } },
       { id: "transcribe", type: "transcribe", config: { url: "{{ input.audio_url }}", ...(s.language ? { language: s.language } : {}) } },
       answer(id, "Transcript:\n{{ nodes.transcribe.output.text }}", { max_steps: 1 }),
       { id: "output", type: "output", config: { value: "{{ $merge([nodes.agent.output, { 'transcript': nodes.transcribe.output.text }]) }}" } },
@@ -80,6 +90,7 @@ const ticketTriage: Template = {
     { additionalProperties: false },
   ),
   triggers: ["webhook", "manual"],
+  input: { type: "object", description: "The ticket: a webhook's JSON body, or any object by hand", properties: { query: { type: "string", description: "The ticket's text" } } },
   systemPrompt:
     "You triage support tickets. Read the ticket, search the documents for known answers, then reply with: Priority (low, normal, high or urgent), Category, a one-paragraph Summary, and a Suggested reply citing passages as [n].",
   tools: ["search_knowledge"],
@@ -108,6 +119,7 @@ const dailyDigest: Template = {
     { additionalProperties: false },
   ),
   triggers: ["schedule", "manual"],
+  input: ANY_INPUT,
   systemPrompt: "You write a short daily digest for a team: search the documents for each topic, and report what is new or important in a few bullet points per topic, citing passages as [n].",
   tools: ["search_knowledge"],
   build: (id, s: { cron?: string; timezone?: string; topics?: string }) => ({

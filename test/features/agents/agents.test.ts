@@ -84,6 +84,41 @@ describe("catalog and install", () => {
   });
 });
 
+describe("invoke input and waiting", () => {
+  test("the catalog gives each template's input_schema; an invoke missing a required field fails at once with 422 naming it", async () => {
+    const catalog = (await h.call("GET", "/api/agent-base/catalog", { token: userToken })).body.data;
+    const notes = catalog.find((t: any) => t.id === "meeting-notes");
+    expect(notes.input_schema.required).toEqual(["audio_url"]);
+    expect(notes.input_schema.properties.audio_url.type).toBe("string");
+    expect(catalog.find((t: any) => t.id === "knowledge-assistant").input_schema.required).toEqual(["query"]);
+    const a = (await install("meeting-notes")).body.data;
+    const r = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: userToken, body: { input: { query: "notes please" }, wait: true } });
+    expect(r.status).toBe(422);
+    expect(r.body.message).toMatch(/^input\.audio_url is required/);
+    expect((await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data).toEqual([]);
+  });
+
+  test("wait: true that runs out of time answers 202 saying the execution is still going and where to follow it", async () => {
+    const a = (await h.call("POST", "/api/agent-base", {
+      token: jwt,
+      body: { product_id: ws, name: "slow", system_prompt: "x", graph: { nodes: [{ id: "s", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "ok?" } }], edges: [{ from: "s", to: "ask" }] } },
+    })).body.data;
+    const pending = h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { query: "x" }, wait: true } });
+    let e: any;
+    for (let i = 0; i < 200 && !e; i++) {
+      e = (await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data[0];
+      if (!e) await Bun.sleep(10);
+    }
+    await h.services.workflow.engine.until(e.id, ["waiting"], 5000);
+    h.clock.advance(120_000);
+    const r = await pending;
+    expect(r.status).toBe(202);
+    expect(r.body.data.status).toBe("waiting");
+    expect(r.body.message).toBe(`Execution still waiting after 120 s; follow it at GET /api/workflow/${e.id}/status or /events`);
+    await h.call("POST", `/api/workflow/${e.id}/stop`, { token: jwt });
+  });
+});
+
 describe("the tool loop", () => {
   test("the model searches, the answer cites the passage, the call is recorded with its result", async () => {
     const a = (await install("knowledge-assistant")).body.data;
