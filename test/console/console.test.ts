@@ -395,6 +395,24 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   }, 120_000);
 
+  test("deleting the last workspace leaves Settings › Workspaces there to create the next one", async () => {
+    await go("Settings");
+    await page.getByRole("tab", { name: "Workspaces" }).click();
+    await page.getByRole("button", { name: "Delete this workspace" }).click();
+    // No workspace: the other screens say where to create one, and Settings still offers it.
+    await page.getByRole("region", { name: "This workspace" }).waitFor({ state: "detached" });
+    await page.getByRole("region", { name: "New workspace" }).waitFor();
+    expect(await page.getByRole("button", { name: "Delete this workspace" }).count()).toBe(0);
+    await go("Knowledge");
+    await page.getByRole("link", { name: /Create one under Settings/ }).click();
+    await page.getByLabel("Workspace name").fill("Second");
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    await page.getByRole("region", { name: "This workspace" }).waitFor();
+    expect(await page.locator("#ws option:checked").textContent()).toBe("Second");
+    await go("Knowledge");
+    await page.getByText("Drop documents here").waitFor();
+  }, 60_000);
+
   test("sign out forgets the session, and nothing outside Hearth was ever requested", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in" }).waitFor();

@@ -1,19 +1,22 @@
 // Workspace settings: the API Tokens tab (spec §5 rule 9) and the workspaces of the organization.
 import { useState } from "preact/hooks";
-import { post, put } from "../api";
-import { follow, path } from "../router";
+import { del, post, put } from "../api";
+import { follow, navigate, path } from "../router";
 import { chooseWorkspace, loadSession, workspace } from "../state";
 import { Action, ErrorNote, Field, Section } from "../ui/kit";
 import { Tokens } from "./tokens";
 
 export function Settings() {
-  const tab = path.value.startsWith("/settings/workspaces") ? "workspaces" : "tokens";
+  // Tokens belong to a workspace: without one, only Workspaces (to create one) is there.
+  const tab = !workspace.value || path.value.startsWith("/settings/workspaces") ? "workspaces" : "tokens";
   return (
     <>
       <div class="tabs" role="tablist" aria-label="Workspace settings">
-        <a role="tab" href="/settings/tokens" onClick={follow} aria-selected={tab === "tokens"}>
-          API Tokens
-        </a>
+        {workspace.value && (
+          <a role="tab" href="/settings/tokens" onClick={follow} aria-selected={tab === "tokens"}>
+            API Tokens
+          </a>
+        )}
         <a role="tab" href="/settings/workspaces" onClick={follow} aria-selected={tab === "workspaces"}>
           Workspaces
         </a>
@@ -29,6 +32,7 @@ function Workspaces() {
   const [error, setError] = useState<unknown>(null);
   return (
     <>
+      {workspace.value && (
       <Section title="This workspace">
         <form
           class="row"
@@ -48,6 +52,7 @@ function Workspaces() {
         </form>
         <p class="muted">Id: <code>{workspace.value?.id}</code></p>
       </Section>
+      )}
       <Section title="New workspace">
         <form
           class="row"
@@ -69,13 +74,22 @@ function Workspaces() {
         </form>
       </Section>
       <ErrorNote error={error} />
-      <Action class="danger" confirm="Delete this workspace with everything in it?" onError={setError} run={async () => {
-        const { del } = await import("../api");
-        await del(`/api/products/${workspace.value!.id}`);
-        await loadSession();
-      }}>
-        Delete this workspace
-      </Action>
+      {workspace.value && (
+        <Action
+          class="danger"
+          confirm="Delete this workspace with everything in it?"
+          onError={setError}
+          run={async () => {
+            setError(null);
+            await del(`/api/products/${workspace.value!.id}`);
+            await loadSession();
+            // Stay here: with no workspace left, this is where the next one is created.
+            navigate("/settings/workspaces");
+          }}
+        >
+          Delete this workspace
+        </Action>
+      )}
     </>
   );
 }

@@ -93,7 +93,20 @@ export function Shell() {
       </nav>
       <main class="main" id="main">
         <h1 class="screen-title">{current.label}</h1>
-        {workspace.value ? <Screen key={workspace.value.id} /> : <p>No workspace yet. Create one under Settings.</p>}
+        {workspace.value ? (
+          <Screen key={workspace.value.id} />
+        ) : current.path === "/settings" ? (
+          // Without a workspace, Settings › Workspaces is where one is created: never hidden.
+          <Settings />
+        ) : (
+          <p>
+            No workspace yet.{" "}
+            <a href="/settings/workspaces" onClick={follow}>
+              Create one under Settings › Workspaces
+            </a>
+            .
+          </p>
+        )}
       </main>
     </div>
   );
