@@ -111,6 +111,10 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     // Revoke asks first (accepted by the dialog handler), then the list shows it revoked.
     await row.getByRole("button", { name: "Revoke" }).click();
     await row.getByText("revoked").waitFor();
+    // What always fails is not offered: a revoked token cannot be regenerated or renewed.
+    expect(await row.getByRole("button", { name: "Regenerate" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Renew", exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByLabel("Token name").getAttribute("maxlength")).toBe("200");
     expect(await page.content()).not.toContain(secret);
   }, 120_000);
 
@@ -245,12 +249,16 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     const approval = page.getByRole("alert").filter({ hasText: "Waiting for approval" });
     await approval.waitFor({ timeout: 30_000 });
     await shot("09-workflow-waiting");
+    // An execution waiting for approval cannot be paused; its nodes are listed in graph order.
+    const waiting = page.getByLabel("Execution", { exact: true });
+    expect(await waiting.getByRole("button", { name: "Pause" }).isDisabled()).toBe(true);
     await page.getByLabel("Comment (optional)").fill("ship it");
     await approval.getByRole("button", { name: "Approve" }).click();
     const execution = page.getByLabel("Execution", { exact: true });
     await execution.getByRole("list", { name: "Events" }).getByText("done: succeeded").waitFor({ timeout: 30_000 });
     // The approval's input became the node's output, and so the workflow's.
     await execution.getByText(/"comment": "ship it"/).first().waitFor();
+    expect(await execution.locator("tbody tr td:first-child").allTextContents()).toEqual(["start", "ask", "done"]);
     expect(await approval.count()).toBe(0);
     await shot("10-workflow-done");
     // Its manual trigger, listed once the workflow exists, runs it too and shows that execution.

@@ -57,7 +57,7 @@ function CreateToken(props: { onCreated: (name: string, secret: string) => void 
         }
       }}
     >
-      <Field label="Token name">{(id) => <input id={id} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />}</Field>
+      <Field label="Token name">{(id) => <input id={id} required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />}</Field>
       <Field label="Expires (optional)" hint="Leave empty for a token that does not expire.">
         {(id, hint) => <input id={id} type="datetime-local" aria-describedby={hint} value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />}
       </Field>
@@ -138,6 +138,7 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
           </Action>
           <Action
             onError={props.onError}
+            disabled={t.status === "revoked"}
             confirm={`Regenerate “${t.token_name}”? The current secret stops working at once.`}
             run={async () => {
               const r = await post<{ token: string }>(`/api/api-tokens/${t.id}/regenerate`);
@@ -171,7 +172,9 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
               }}
             >
               <Field label="Renew until">{(id) => <input id={id} type="datetime-local" required value={renewTo} onInput={(e) => setRenewTo(e.currentTarget.value)} />}</Field>
-              <button type="submit">Renew</button>
+              <button type="submit" disabled={t.status === "revoked" || !t.expires_at} title={!t.expires_at ? "This token does not expire" : undefined}>
+                Renew
+              </button>
             </form>
             <h3>Audit log</h3>
             <Audit id={t.id} />

@@ -79,7 +79,7 @@ function applyEvent(st: Status, e: Event): Status {
   }
 }
 
-export function Execution(props: { id: string; onEnd?: () => void; onChange?: () => void }) {
+export function Execution(props: { id: string; order?: string[]; onEnd?: () => void; onChange?: () => void }) {
   const [status, setStatus] = useState<Status | null>(null);
   const [events, setEvents] = useState<Event[]>([]);
   const [tokens, setTokens] = useState("");
@@ -131,7 +131,12 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
 
   const s = status?.status;
   const waitingApproval = status?.nodes?.find((n) => n.status === "waiting" && (n.type === "approval" || n.kind === "approval"));
-  const nodes = status?.nodes;
+  // In graph order where the graph is known, then in the order they ran.
+  const rank = (id: string) => {
+    const i = props.order?.indexOf(id) ?? -1;
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  const nodes = status?.nodes ? [...status.nodes].sort((a, b) => rank(a.node_id) - rank(b.node_id)) : undefined;
   const act = (path: string, body?: unknown) => async () => {
     await post(`/api/workflow/${props.id}/${path}`, body);
     setError(null);
@@ -163,7 +168,7 @@ export function Execution(props: { id: string; onEnd?: () => void; onChange?: ()
               Continue
             </Action>
           ) : (
-            <Action onError={setError} run={act("pause")} disabled={s === "queued"}>
+            <Action onError={setError} run={act("pause")} disabled={s === "queued" || s === "waiting" || Boolean(waitingApproval)} title={s === "waiting" || waitingApproval ? "An execution that waits cannot be paused" : undefined}>
               Pause
             </Action>
           )}
