@@ -226,8 +226,11 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await page.getByLabel("Agent name").fill("Ops helper");
     await shot("07-agent-install");
     await page.getByRole("button", { name: "Install", exact: true }).click();
-    await page.getByLabel("Ask Ops helper").fill("How often do backups run?");
-    await page.getByRole("button", { name: "Invoke" }).click();
+    // The knowledge assistant's input schema asks for a query (required, marked).
+    const invoke = page.getByRole("form", { name: "Invoke Ops helper" });
+    await invoke.getByLabel("Query").fill("How often do backups run?");
+    expect(await invoke.getByLabel("Query").getAttribute("required")).not.toBeNull();
+    await invoke.getByRole("button", { name: "Invoke" }).click();
     const result = page.getByLabel("Agent result");
     await result.getByText("succeeded").waitFor({ timeout: 60_000 });
     expect(await result.textContent()).toContain("backups run nightly");
@@ -237,6 +240,59 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     expect(await run.getByRole("list", { name: "Tool calls" }).textContent()).toContain("search_knowledge");
     await shot("08-agents");
   }, 120_000);
+
+  test("the invoke form asks for what the agent takes: meeting notes an audio URL (the server's 422 shown by it), a custom agent a query and JSON", async () => {
+    const posted: unknown[] = [];
+    const onRequest = (r: { url(): string; method(): string; postDataJSON(): unknown }) => r.method() === "POST" && r.url().endsWith("/invoke") && posted.push(r.postDataJSON());
+    page.on("request", onRequest);
+    try {
+      await go("Agents");
+      await page.getByRole("button", { name: "Install Meeting notes" }).click();
+      await page.getByLabel("Agent name").fill("Minutes");
+      await page.getByRole("button", { name: "Install", exact: true }).click();
+      const invoke = page.getByRole("form", { name: "Invoke Minutes" });
+      const audio = invoke.getByLabel("Audio URL");
+      await audio.waitFor();
+      expect(await audio.getAttribute("required")).not.toBeNull();
+      expect(await invoke.getByLabel("Query").count()).toBe(0);
+      // The browser holds back an empty required field; past it (as when the agent's workflow asks
+      // for more than its template says), the server's 422 is shown by the field it names.
+      await audio.evaluate((el: { removeAttribute(name: string): void }) => el.removeAttribute("required"));
+      await invoke.getByRole("button", { name: "Invoke" }).click();
+      await invoke.locator(".field .error-text").filter({ hasText: "input.audio_url is required" }).waitFor();
+      expect(await audio.getAttribute("aria-invalid")).toBe("true");
+      expect(await audio.evaluate((el) => el === (el.ownerDocument as { activeElement: unknown }).activeElement)).toBe(true);
+      expect(posted).toEqual([{ input: {}, wait: true }]);
+      await audio.fill("http://127.0.0.1:9/meeting.wav");
+      await invoke.getByRole("button", { name: "Invoke" }).click();
+      await invoke.getByLabel("Agent result").waitFor({ timeout: 60_000 });
+      expect(posted[1]).toEqual({ input: { audio_url: "http://127.0.0.1:9/meeting.wav" }, wait: true });
+      await shot("08-agent-input-schema");
+
+      // A custom agent (made through the API; no template, so no input schema): a query, plus
+      // any other input as JSON.
+      const jwt = await page.evaluate("sessionStorage.getItem('hearth.session')");
+      const ws = await page.evaluate("sessionStorage.getItem('hearth.workspace')");
+      const made = await fetch(`${hearth.url}/api/agent-base`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${jwt}`, "content-type": "application/json" },
+        body: JSON.stringify({ product_id: ws, name: "Custom helper", system_prompt: "You help the team." }),
+      });
+      expect(made.status).toBe(201);
+      await page.reload();
+      await go("Agents");
+      await page.getByRole("button", { name: "Custom helper" }).click();
+      const custom = page.getByRole("form", { name: "Invoke Custom helper" });
+      await custom.getByLabel("Ask Custom helper").fill("What changed?");
+      await custom.getByText("Advanced: JSON input").click();
+      await custom.getByLabel("Input (JSON object)").fill('{"topic": "backups"}');
+      await custom.getByRole("button", { name: "Invoke" }).click();
+      await custom.getByLabel("Agent result").waitFor({ timeout: 60_000 });
+      expect(posted[2]).toEqual({ input: { topic: "backups", query: "What changed?" }, wait: true });
+    } finally {
+      page.off("request", onRequest);
+    }
+  }, 180_000);
 
   test("a workflow with an approval runs live, waits, and finishes when approved", async () => {
     await go("Workflows");
@@ -487,7 +543,7 @@ describe.skipIf(Boolean(missing))("web console within the default rate limit", (
     await p.getByRole("button", { name: "Install Knowledge assistant" }).click();
     await p.getByLabel("Agent name").fill("KA");
     await p.getByRole("button", { name: "Install", exact: true }).click();
-    await p.getByLabel("Ask KA").waitFor({ timeout: 90_000 });
+    await p.getByRole("form", { name: "Invoke KA" }).getByLabel("Query").waitFor({ timeout: 90_000 });
     await p.getByText("None yet.").waitFor({ timeout: 90_000 });
 
     // Spend what is left of this user's budget from outside the console, then ask again: the

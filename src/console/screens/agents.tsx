@@ -1,7 +1,7 @@
 // Agents: the catalog (install with its settings), the installed agents, invoking one, and its
 // executions with every tool call and the tokens used.
-import { useState } from "preact/hooks";
-import { del, get, post } from "../api";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, del, get, post } from "../api";
 import { workspace } from "../state";
 import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, json, useLoad } from "../ui/kit";
 import { SchemaForm, invalidJson, type Schema } from "../ui/schema-form";
@@ -12,6 +12,8 @@ interface Template {
   name: string;
   description: string;
   settings_schema: Schema;
+  /** JSON Schema of an invoke's input (newer servers). */
+  input_schema?: Schema;
   triggers: string[];
   tools: string[];
 }
@@ -61,29 +63,85 @@ function Install(props: { template: Template; onInstalled: (a: Agent) => void; o
   );
 }
 
-function Invoke(props: { agent: Agent; onDone: () => void }) {
+/** The field a 422 names ("input.audio_url is required ..."), if the form has it. */
+const fieldOf = (err: unknown, names: string[]) => {
+  if (!(err instanceof ApiError) || err.status !== 422) return undefined;
+  const name = /\binput\.([\w-]+)/.exec(err.message)?.[1];
+  return name && names.includes(name) ? name : undefined;
+};
+
+/** With the agent's input schema (its template's, from the catalog): a field per property. Without
+ * one (a custom agent): a query, and any other input as JSON. */
+function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
+  const names = Object.keys(props.schema?.properties ?? {});
+  const schema = names.length ? props.schema : undefined;
+  const [input, setInput] = useState<Record<string, unknown>>({});
   const [query, setQuery] = useState("");
+  const [raw, setRaw] = useState("");
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const [result, setResult] = useState<any>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+  // A field the server refused gets the focus, so its message is read out with it.
+  useEffect(() => void form.current?.querySelector<HTMLElement>("[aria-invalid=true]")?.focus(), [fieldErrors]);
+  /** The input to send, or a sentence saying why there is none. */
+  const body = (): Record<string, unknown> | string => {
+    if (schema) return invalidJson(input) ?? input;
+    let extra: unknown = {};
+    if (raw.trim()) {
+      try {
+        extra = JSON.parse(raw);
+      } catch (err) {
+        return `The JSON input is not valid JSON: ${(err as Error).message}`;
+      }
+      if (extra === null || typeof extra !== "object" || Array.isArray(extra)) return "The JSON input must be an object { … }";
+    }
+    return { ...(extra as Record<string, unknown>), ...(query.trim() ? { query } : {}) };
+  };
   return (
     <form
+      ref={form}
+      aria-label={`Invoke ${props.agent.name}`}
       onSubmit={async (e) => {
         e.preventDefault();
-        setBusy(true);
         setError(null);
+        setFieldErrors({});
+        const sent = body();
+        if (typeof sent === "string") return setError(new Error(sent));
+        setBusy(true);
         setResult(null);
         try {
-          setResult(await post(`/api/agent-base/${props.agent.id}/invoke`, { input: { query }, wait: true }));
+          setResult(await post(`/api/agent-base/${props.agent.id}/invoke`, { input: sent, wait: true }));
         } catch (err) {
-          setError(err);
+          const field = fieldOf(err, schema ? names : ["query"]);
+          if (field) setFieldErrors({ [field]: (err as Error).message });
+          else setError(err);
         } finally {
           setBusy(false);
           props.onDone();
         }
       }}
     >
-      <Field label={`Ask ${props.agent.name}`}>{(id) => <textarea id={id} rows={2} required value={query} onInput={(e) => setQuery(e.currentTarget.value)} />}</Field>
+      {schema ? (
+        <SchemaForm schema={schema} value={input} onChange={setInput} errors={fieldErrors} />
+      ) : (
+        <>
+          <Field label={`Ask ${props.agent.name}`} required={!raw.trim()} error={fieldErrors.query}>
+            {(id, describedBy) => (
+              <textarea id={id} rows={2} required={!raw.trim()} aria-describedby={describedBy} aria-invalid={fieldErrors.query ? true : undefined} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+            )}
+          </Field>
+          <details class="advanced" open={Boolean(raw)}>
+            <summary>Advanced: JSON input</summary>
+            <Field label="Input (JSON object)" hint="Sent as the invoke's input; a query above is added to it as query.">
+              {(id, describedBy) => (
+                <textarea id={id} class="code" rows={4} autocomplete="off" placeholder='{ "…": "…" }' aria-describedby={describedBy} value={raw} onInput={(e) => setRaw(e.currentTarget.value)} />
+              )}
+            </Field>
+          </details>
+        </>
+      )}
       <button class="primary" type="submit" disabled={busy}>
         {busy ? "Running…" : "Invoke"}
       </button>
@@ -109,6 +167,7 @@ export function Agents() {
   const [runsChanged, setRunsChanged] = useState(0);
   const [error, setError] = useState<unknown>(null);
   const agent = agents.data?.find((a) => a.id === chosen);
+  const schema = catalog.data?.find((t) => t.id === agent?.template)?.input_schema;
   return (
     <>
       <Section title="Installed agents">
@@ -147,7 +206,7 @@ export function Agents() {
         <Section title={agent.name}>
           <p class="muted">{agent.description}</p>
           <p class="muted">Tools: {agent.tools.join(", ") || "none"}</p>
-          <Invoke agent={agent} onDone={() => setRunsChanged((n) => n + 1)} key={agent.id} />
+          <Invoke agent={agent} schema={schema} onDone={() => setRunsChanged((n) => n + 1)} key={`${agent.id}:${Boolean(schema)}`} />
           <AgentRuns agentId={agent.id} changed={runsChanged} />
         </Section>
       )}

@@ -4,14 +4,30 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { offline } from "../api";
 
 let fieldSeq = 0;
-/** A labelled input: the label is always there (accessible name), hints are tied by aria-describedby. */
-export function Field(props: { label: string; hint?: string; children: (id: string, hintId?: string) => ComponentChildren }) {
+/** A labelled input: the label is always there (accessible name), hints and an error are tied by
+ * aria-describedby. `required` marks the label with an asterisk (the input's own `required`
+ * attribute tells assistive technology); `error` is shown under the input. */
+export function Field(props: { label: string; hint?: string; required?: boolean; error?: string; children: (id: string, describedBy?: string) => ComponentChildren }) {
   const [id] = useState(() => `f${++fieldSeq}`);
   const hintId = props.hint ? `${id}-hint` : undefined;
+  const errorId = props.error ? `${id}-error` : undefined;
+  const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
   return (
     <div class="field">
-      <label for={id}>{props.label}</label>
-      {props.children(id, hintId)}
+      <label for={id}>
+        {props.label}
+        {props.required && (
+          <span class="required-mark" aria-hidden="true" title="required">
+            {" *"}
+          </span>
+        )}
+      </label>
+      {props.children(id, describedBy)}
+      {props.error && (
+        <small id={errorId} class="error-text">
+          {props.error}
+        </small>
+      )}
       {props.hint && (
         <small id={hintId} class="hint">
           {props.hint}

@@ -34,8 +34,15 @@ const asJson = (s: Schema) => s.type === "object" || (s.type === "array" && Bool
 const label = (name: string) => name.replace(/_/g, " ").replace(/\burl\b/g, "URL").replace(/^./, (c) => c.toUpperCase());
 
 /** `secret`: credentials, write-only and optional as a whole (without them an integration is a
- * template), so none of their fields is required by the form; the server checks what is given. */
-export function SchemaForm(props: { schema: Schema | undefined; value: Record<string, unknown>; onChange: (v: Record<string, unknown>) => void; secret?: boolean }) {
+ * template), so none of their fields is required by the form; the server checks what is given.
+ * `errors`: a message to show by a field (the server named it), by property name. */
+export function SchemaForm(props: {
+  schema: Schema | undefined;
+  value: Record<string, unknown>;
+  onChange: (v: Record<string, unknown>) => void;
+  secret?: boolean;
+  errors?: Record<string, string>;
+}) {
   const props_ = props.schema?.properties ?? {};
   const set = (k: string, v: unknown) => {
     const next = { ...props.value };
@@ -53,11 +60,12 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
         const required = inSchema && !props.secret;
         const text = `${label(k)}${inSchema ? "" : " (optional)"}`;
         const v = props.value[k];
+        const error = props.errors?.[k];
         return (
-          <Field key={k} label={text} hint={s.description}>
+          <Field key={k} label={text} hint={s.description} required={required} error={error}>
             {(id, hint) =>
               s.enum ? (
-                <select id={id} aria-describedby={hint} required={required} value={String(v ?? "")} onChange={(e) => set(k, e.currentTarget.value)}>
+                <select id={id} aria-describedby={hint} aria-invalid={error ? true : undefined} required={required} value={String(v ?? "")} onChange={(e) => set(k, e.currentTarget.value)}>
                   <option value="">—</option>
                   {s.enum.map((o) => (
                     <option value={String(o)}>{String(o)}</option>
@@ -72,7 +80,7 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
                     class="code"
                     rows={s.type === "array" ? 6 : 4}
                     aria-describedby={hint}
-                    aria-invalid={v instanceof InvalidJson}
+                    aria-invalid={v instanceof InvalidJson || Boolean(error)}
                     required={required}
                     autocomplete="off"
                     placeholder={s.type === "array" ? '[{ "…": "…" }]' : '{ "…": "…" }'}
@@ -94,6 +102,7 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
                 <input
                   id={id}
                   aria-describedby={hint}
+                  aria-invalid={error ? true : undefined}
                   placeholder="comma-separated"
                   value={Array.isArray(v) ? v.join(", ") : ""}
                   onChange={(e) => set(k, e.currentTarget.value.split(",").map((x) => x.trim()).filter(Boolean))}
@@ -102,6 +111,7 @@ export function SchemaForm(props: { schema: Schema | undefined; value: Record<st
                 <input
                   id={id}
                   aria-describedby={hint}
+                  aria-invalid={error ? true : undefined}
                   required={required}
                   type={(s.type === "integer" || s.type === "number" ? "number" : props.secret ? "password" : "text") as "text"}
                   autocomplete={props.secret ? "new-password" : "off"}
