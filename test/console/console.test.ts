@@ -224,8 +224,17 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await go("Agents");
     await page.getByRole("button", { name: "Install Knowledge assistant" }).click();
     await page.getByLabel("Agent name").fill("Ops helper");
+    // Its knowledge_base_ids setting is a pick of the workspace's knowledge bases by name.
+    const jwt = await page.evaluate("sessionStorage.getItem('hearth.session')");
+    const ws = await page.evaluate("sessionStorage.getItem('hearth.workspace')");
+    const bases: any = await (await fetch(`${hearth.url}/api/knowledge-base/${ws}`, { headers: { authorization: `Bearer ${jwt}` } })).json();
+    const base = bases.data[0];
+    const picker = page.getByRole("group", { name: "Knowledge bases (optional)" });
+    await picker.getByRole("checkbox", { name: base.name }).check();
+    expect(await page.getByLabel(/Knowledge base ids/i).count()).toBe(0);
     await shot("07-agent-install");
-    await page.getByRole("button", { name: "Install", exact: true }).click();
+    const [install] = await Promise.all([page.waitForRequest((r) => r.url().endsWith("/api/agent-base/install")), page.getByRole("button", { name: "Install", exact: true }).click()]);
+    expect(install.postDataJSON().settings).toEqual({ knowledge_base_ids: [base.id] });
     // The knowledge assistant's input schema asks for a query (required, marked).
     const invoke = page.getByRole("form", { name: "Invoke Ops helper" });
     await invoke.getByLabel("Query").fill("How often do backups run?");

@@ -6,6 +6,7 @@ import { workspace } from "../state";
 import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, json, useLoad } from "../ui/kit";
 import { SchemaForm, invalidJson, type Schema } from "../ui/schema-form";
 import { AgentRuns } from "./agent-runs";
+import { KnowledgeBasePicker } from "./knowledge-picker";
 
 interface Template {
   id: string;
@@ -49,7 +50,12 @@ function Install(props: { template: Template; onInstalled: (a: Agent) => void; o
       }}
     >
       <Field label="Agent name">{(id) => <input id={id} required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />}</Field>
-      <SchemaForm schema={props.template.settings_schema} value={settings} onChange={setSettings} />
+      <SchemaForm
+        schema={props.template.settings_schema}
+        value={settings}
+        onChange={setSettings}
+        custom={{ knowledge_base_ids: (v, set, s) => <KnowledgeBasePicker value={v as string[] | undefined} onChange={set} hint={s.description} /> }}
+      />
       <ErrorNote error={error} />
       <div class="actions">
         <button class="primary" type="submit">

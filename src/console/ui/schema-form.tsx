@@ -1,6 +1,7 @@
 // A form for the flat JSON Schemas Hearth publishes (catalog settings, integration configs):
 // strings, numbers, booleans, enums and string lists, each with its label and description;
 // objects and lists of objects as JSON text, parsed as typed.
+import { Fragment, type ComponentChildren } from "preact";
 import { Field } from "./kit";
 
 export interface Schema {
@@ -35,13 +36,15 @@ const label = (name: string) => name.replace(/_/g, " ").replace(/\burl\b/g, "URL
 
 /** `secret`: credentials, write-only and optional as a whole (without them an integration is a
  * template), so none of their fields is required by the form; the server checks what is given.
- * `errors`: a message to show by a field (the server named it), by property name. */
+ * `errors`: a message to show by a field (the server named it), by property name. `custom`: a
+ * control of the caller's for a property (a picker instead of a text field for ids). */
 export function SchemaForm(props: {
   schema: Schema | undefined;
   value: Record<string, unknown>;
   onChange: (v: Record<string, unknown>) => void;
   secret?: boolean;
   errors?: Record<string, string>;
+  custom?: Record<string, (value: unknown, set: (v: unknown) => void, schema: Schema) => ComponentChildren>;
 }) {
   const props_ = props.schema?.properties ?? {};
   const set = (k: string, v: unknown) => {
@@ -61,6 +64,8 @@ export function SchemaForm(props: {
         const text = `${label(k)}${inSchema ? "" : " (optional)"}`;
         const v = props.value[k];
         const error = props.errors?.[k];
+        const own = props.custom?.[k];
+        if (own) return <Fragment key={k}>{own(v, (x) => set(k, x), s)}</Fragment>;
         return (
           <Field key={k} label={text} hint={s.description} required={required} error={error}>
             {(id, hint) =>
