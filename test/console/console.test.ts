@@ -108,9 +108,15 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await row.getByRole("button", { name: "Renew, audit log" }).click();
     await page.getByRole("cell", { name: "created" }).waitFor();
     await shot("03-tokens-list");
+    // The open audit log is read again after an action: its new row shows.
+    const audit = page.getByRole("table", { name: "Audit log" });
+    await row.getByRole("button", { name: "Regenerate" }).click();
+    await audit.getByRole("cell", { name: "regenerated", exact: true }).waitFor();
+    await page.getByRole("button", { name: "I have copied it" }).click();
     // Revoke asks first (accepted by the dialog handler), then the list shows it revoked.
     await row.getByRole("button", { name: "Revoke" }).click();
     await row.getByText("revoked").waitFor();
+    await audit.getByRole("cell", { name: "revoked", exact: true }).waitFor();
     // What always fails is not offered: a revoked token cannot be regenerated or renewed.
     expect(await row.getByRole("button", { name: "Regenerate" }).isDisabled()).toBe(true);
     expect(await page.getByRole("button", { name: "Renew", exact: true }).isDisabled()).toBe(true);

@@ -77,9 +77,11 @@ function CreateToken(props: { onCreated: (name: string, secret: string) => void 
   );
 }
 
-function Audit(props: { id: string }) {
-  const logs = useLoad(() => get<any[]>(`/api/api-tokens/${props.id}/audit-logs?limit=50`), [props.id]);
-  if (logs.loading) return <Spinner />;
+/** `changed` goes up after an action on the token (revoke, renew, regenerate): the log is read
+ * again, once, so its new row shows; a closed log is not read at all. */
+function Audit(props: { id: string; changed: number }) {
+  const logs = useLoad(() => get<any[]>(`/api/api-tokens/${props.id}/audit-logs?limit=50`), [props.id, props.changed]);
+  if (logs.loading && !logs.data) return <Spinner />;
   if (logs.error) return <ErrorNote error={logs.error} />;
   if (!logs.data!.length) return <p class="muted">No entries.</p>;
   return (
@@ -115,9 +117,14 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
   const t = props.token;
   const [open, setOpen] = useState(false);
   const [renewTo, setRenewTo] = useState("");
+  const [changed, setChanged] = useState(0);
+  const done = () => {
+    setChanged((n) => n + 1);
+    props.onChange();
+  };
   const act = (fn: () => Promise<unknown>) => async () => {
     await fn();
-    props.onChange();
+    done();
   };
   return (
     <>
@@ -143,7 +150,7 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
             run={async () => {
               const r = await post<{ token: string }>(`/api/api-tokens/${t.id}/regenerate`);
               props.onSecret(t.token_name, r.token);
-              props.onChange();
+              done();
             }}
           >
             Regenerate
@@ -165,7 +172,7 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
                 e.preventDefault();
                 try {
                   await post(`/api/api-tokens/${t.id}/renew`, { expires_at: new Date(renewTo).toISOString() });
-                  props.onChange();
+                  done();
                 } catch (err) {
                   props.onError(err);
                 }
@@ -177,7 +184,7 @@ function TokenRow(props: { token: Token; onChange: () => void; onSecret: (name: 
               </button>
             </form>
             <h3>Audit log</h3>
-            <Audit id={t.id} />
+            <Audit id={t.id} changed={changed} />
           </td>
         </tr>
       )}
