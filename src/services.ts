@@ -114,6 +114,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     httpAllow: config.httpAllow,
     publicUrl: config.publicUrl ?? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`,
     webhookRateLimit: config.webhookRateLimit,
+    retentionDays: config.executionRetentionDays,
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);

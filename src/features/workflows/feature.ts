@@ -20,6 +20,7 @@ import { llmNode } from "./nodes/llm";
 import { knowledgeSearchNode } from "./nodes/knowledge-search";
 import { transcribeNode, type TranscribeBytes } from "./nodes/transcribe";
 import { createRateLimiter } from "../../platform/rate-limit";
+import { createRetention } from "./retention";
 import { createScheduler } from "./scheduler";
 import { createTriggerService } from "./trigger-service";
 import { createWebhooks } from "./webhooks";
@@ -40,6 +41,8 @@ export interface WorkflowFeatureDeps {
   publicUrl: string;
   /** Inbound webhook deliveries a minute per path. */
   webhookRateLimit: number;
+  /** Days ended executions are kept (0: for ever). */
+  retentionDays: number;
 }
 
 export function createWorkflowFeature(d: WorkflowFeatureDeps) {
@@ -76,6 +79,7 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
   const scheduler = createScheduler({ db: d.db, clock: d.clock, log: d.log, engine });
   const webhooks = createWebhooks({ db: d.db, clock: d.clock, log: d.log, engine });
   const webhookLimiter = createRateLimiter({ default: d.webhookRateLimit, strict: d.webhookRateLimit }, d.clock);
+  const retention = createRetention({ db: d.db, clock: d.clock, log: d.log, days: d.retentionDays });
   return {
     registry,
     allow,
@@ -87,13 +91,16 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     scheduler,
     webhooks,
     webhookLimiter,
+    retention,
     // A part of Hearth (platform/parts.ts).
     name: "workflows",
     start() {
       engine.start();
       scheduler.start();
+      retention.start();
     },
     stop() {
+      retention.stop();
       scheduler.stop();
       engine.shutdown();
     },
