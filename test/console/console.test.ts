@@ -310,7 +310,19 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
   }, 180_000);
 
   test("a workflow with an approval runs live, waits, and finishes when approved", async () => {
+    // A list that fails to load says so, and does not also claim there are no workflows.
+    const failList = (url: URL) => url.pathname === "/api/workflow-base";
+    await page.route(failList, (route) => route.fulfill({ status: 500, json: { success: false, error: "Internal", message: "The workflow list failed" } }));
+    try {
+      await go("Workflows");
+      await page.getByRole("alert").filter({ hasText: "The workflow list failed" }).waitFor();
+      expect(await page.getByText("No workflows yet.").count()).toBe(0);
+    } finally {
+      await page.unroute(failList);
+    }
+    await go("Knowledge");
     await go("Workflows");
+    await page.getByRole("alert").filter({ hasText: "The workflow list failed" }).waitFor({ state: "detached" });
     await page.getByRole("button", { name: "New workflow" }).click();
     await page.getByLabel("Workflow name").fill("Publish release");
     await page.getByRole("button", { name: "Create workflow" }).click();

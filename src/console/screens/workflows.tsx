@@ -126,6 +126,7 @@ function Detail(props: { workflow: Workflow; onChange: () => void }) {
         {execution && <Execution key={execution} id={execution} order={active?.graph.nodes.map((n) => n.id)} onEnd={runs.reload} />}
       </Section>
       <Section title="Recent executions">
+        <ErrorNote error={runs.error} />
         {runs.data?.length ? (
           <ul class="list">
             {runs.data.map((r) => (
@@ -139,7 +140,7 @@ function Detail(props: { workflow: Workflow; onChange: () => void }) {
             ))}
           </ul>
         ) : (
-          <p class="muted">None yet.</p>
+          !runs.loading && !runs.error && <p class="muted">None yet.</p>
         )}
       </Section>
       <Section title="Versions">
@@ -223,7 +224,7 @@ export function Workflows() {
               ))}
             </ul>
           ) : (
-            !list.loading && <Note>No workflows yet.</Note>
+            !list.loading && !list.error && <Note>No workflows yet.</Note>
           )}
         </Section>
         <Triggers changed={created} names={Object.fromEntries((list.data ?? []).map((w) => [w.id, w.name]))} />
