@@ -486,6 +486,48 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   }, 120_000);
 
+  test("keyboard focus shows on Choose files…; on a phone a citation brings its passage into view with the focus; Install buttons stay inside their tiles", async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    try {
+      // The file input is visually hidden: its label shows the focus ring instead.
+      await go("Knowledge");
+      await page.getByText("Drop documents here").waitFor();
+      await page.locator("#kb-upload").focus();
+      const ring = await page.evaluate(`(() => { const s = getComputedStyle(document.querySelector("#kb-upload").labels[0]); return s.outlineStyle + " " + s.outlineWidth; })()`);
+      expect(ring).toBe("solid 3px");
+      await page.screenshot({ path: join(SHOTS, "15-choose-files-focus-1280.png") });
+
+      // "Install <name>" wraps inside its catalog tile at 1280 px.
+      await go("Agents");
+      await page.getByRole("button", { name: "Install Document summarizer" }).waitFor();
+      const outside = await page.evaluate(`[...document.querySelectorAll(".tile")]
+        .filter((tile) => { const b = tile.querySelector("button"); return b.getBoundingClientRect().right > tile.getBoundingClientRect().right - 1 || b.scrollWidth > b.clientWidth; })
+        .map((tile) => tile.getAttribute("aria-label"))`);
+      expect(outside).toEqual([]);
+      await page.screenshot({ path: join(SHOTS, "16-catalog-1280.png"), fullPage: true });
+
+      // On a phone the passage sits below the conversation: a citation scrolls to it and focuses it.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await go("Assistant");
+      await page.getByRole("complementary", { name: "Chat sessions" }).getByRole("button", { name: "How often do backups run?", exact: true }).click();
+      const cite = page.getByRole("region", { name: "Conversation" }).getByRole("button", { name: /^Source 1:/ }).first();
+      await cite.click();
+      const passage = page.getByRole("complementary", { name: "Cited passage" });
+      await passage.waitFor();
+      await page.waitForTimeout(300);
+      const box = (await passage.boundingBox())!;
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.y).toBeLessThan(844 - 40);
+      expect(await page.evaluate(`document.activeElement.getAttribute("aria-label")`)).toBe("Cited passage");
+      await page.screenshot({ path: join(SHOTS, "17-citation-390.png") });
+      // Closing it gives the focus back to the citation.
+      await passage.getByRole("button", { name: "Close the passage" }).click();
+      expect(await page.evaluate(`document.activeElement.getAttribute("aria-label")`)).toMatch(/^Source 1:/);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
+  }, 120_000);
+
   test("deleting the last workspace leaves Settings › Workspaces there to create the next one", async () => {
     await go("Settings");
     await page.getByRole("tab", { name: "Workspaces" }).click();

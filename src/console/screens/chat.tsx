@@ -74,6 +74,21 @@ export function Chat() {
   // Conversations with an answer streaming, known at once (state shows it only after a render).
   const busy = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
+  // The cited passage takes the focus (and is scrolled to: on a phone it sits below the
+  // conversation); closing it gives the focus back to the [n] that opened it.
+  const passage = useRef<HTMLElement>(null);
+  const opener = useRef<HTMLElement | null>(null);
+  const cite = (s: Source) => {
+    opener.current = document.activeElement as HTMLElement | null;
+    setCited(s);
+  };
+  useEffect(() => {
+    const el = passage.current;
+    if (!cited || !el) return;
+    el.focus({ preventScroll: true });
+    const r = el.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({ block: "start" });
+  }, [cited]);
   const thread: Thread = threads[shown] ?? { messages: [] };
   const messages = thread.messages;
   const sessionId = shown.startsWith("draft-") ? null : shown;
@@ -198,7 +213,7 @@ export function Chat() {
           {messages.map((m, i) => (
             <div class={`msg msg-${m.role}`} key={i}>
               <span class="sr-only">{m.role === "user" ? "You:" : "Assistant:"}</span>
-              {m.role === "assistant" ? <Cited text={m.content} sources={m.sources} onCite={setCited} /> : <p>{m.content}</p>}
+              {m.role === "assistant" ? <Cited text={m.content} sources={m.sources} onCite={cite} /> : <p>{m.content}</p>}
               {m.mode === "retrieval-only" && <small class="muted">No language model available: these are the best passages.</small>}
               {m.status === "interrupted" && <small class="muted">Stopped before the end.</small>}
             </div>
@@ -237,12 +252,19 @@ export function Chat() {
         </form>
       </section>
       {cited && (
-        <aside class="source card" aria-label="Cited passage">
+        <aside class="source card" aria-label="Cited passage" tabIndex={-1} ref={passage}>
           <header class="card-head">
             <h2>
               [{cited.index}] {cited.file_name}
             </h2>
-            <button type="button" onClick={() => setCited(null)} aria-label="Close the passage">
+            <button
+              type="button"
+              onClick={() => {
+                setCited(null);
+                if (opener.current?.isConnected) opener.current.focus();
+              }}
+              aria-label="Close the passage"
+            >
               Close
             </button>
           </header>

@@ -125,20 +125,21 @@ export function Files(props: { kb: KnowledgeBase; onChange: () => void }) {
         }}
       >
         <p>Drop documents here (PDF, DOCX, CSV, TXT, MD, JSON, XML; up to 50 MB each)</p>
-        <label class="button" for="kb-upload">
+        {/* The input sits in its label, so the label shows the keyboard focus (:focus-within). */}
+        <label class="button file-button">
           Choose files…
+          <input
+            id="kb-upload"
+            ref={picker}
+            class="sr-only"
+            type="file"
+            multiple
+            onChange={(e) => {
+              if (e.currentTarget.files) send(e.currentTarget.files);
+              e.currentTarget.value = "";
+            }}
+          />
         </label>
-        <input
-          id="kb-upload"
-          ref={picker}
-          class="sr-only"
-          type="file"
-          multiple
-          onChange={(e) => {
-            if (e.currentTarget.files) send(e.currentTarget.files);
-            e.currentTarget.value = "";
-          }}
-        />
       </div>
       {uploads.map((u) => (
         <div class="upload" key={u.key}>
