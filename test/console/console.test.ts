@@ -615,20 +615,26 @@ describe.skipIf(Boolean(missing))("web console within the default rate limit", (
     await p.getByRole("form", { name: "Invoke KA" }).getByLabel("Query").waitFor({ timeout: 90_000 });
     await p.getByText("None yet.").waitFor({ timeout: 90_000 });
 
-    // Spend what is left of this user's budget from outside the console, then ask again: the
-    // console waits for the window to reset, saying so quietly, and then shows the answer.
-    const login: any = await (await fetch(`${limited.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: PASSWORD }) })).json();
-    for (let i = 0; i < 30; i++) {
-      const r = await fetch(`${limited.url}/api/auth/me`, { headers: { authorization: `Bearer ${login.data.token}` } });
-      if (r.status === 429) break;
-    }
+    // The next read answers 429 as Hearth does (its body and Retry-After, here 3 s rather than what
+    // is left of a minute): the console waits it out, saying so quietly, then shows the answer.
+    let refused = false;
+    await p.route(/\/api\/agent-base\/[^/]+\/executions/, (route) => {
+      if (refused) return route.continue();
+      refused = true;
+      return route.fulfill({
+        status: 429,
+        headers: { "content-type": "application/json", "retry-after": "3", "ratelimit-limit": "10", "ratelimit-remaining": "0", "ratelimit-reset": "3" },
+        body: JSON.stringify({ success: false, error: "TooManyRequests", message: "Rate limit of 10 requests per minute exceeded; retry in 3 s" }),
+      });
+    });
     await p.getByRole("button", { name: "Refresh" }).click();
     const notice = p.getByRole("status").filter({ hasText: /Waiting for the rate limit, retrying in \d+ s/ });
     await notice.waitFor({ timeout: 10_000 });
     await shot_(p, "rate-limit-waiting");
     expect(await errorsShown()).toEqual([]);
-    await notice.waitFor({ state: "detached", timeout: 70_000 });
+    await notice.waitFor({ state: "detached", timeout: 10_000 });
     await p.getByText("None yet.").waitFor();
+    expect(refused).toBe(true);
 
     // Idle for 20 s on the agent: nothing is asked (no polling while nothing runs), no error. The
     // old 5 s poll spent 12 requests a minute of the 10; any poll slower than 20 s would be within it.
