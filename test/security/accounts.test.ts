@@ -50,6 +50,22 @@ describe("per-account login budget", () => {
     expect((await login("127.0.0.42", VICTIM, VICTIM_PASSWORD)).status).toBe(200);
   }, 30_000);
 
+  test("concurrent guesses from many addresses: at most 10 passwords are checked, the rest get 429, and then the right one too", async () => {
+    const { login } = await setup();
+    // 8 guesses from each of 8 addresses at once: under the per-address limit, far over the account's budget.
+    const replies = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => login(`127.0.4.${10 + (i % 8)}`, VICTIM, `guess-${i}`)),
+    );
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+
+    // The budget is spent: the right password is refused until the window ends (README, Sign-in).
+    const right = await login("127.0.4.40", VICTIM, VICTIM_PASSWORD);
+    expect(right.status).toBe(429);
+    expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
+  }, 60_000);
+
   test("unknown emails have the same budget, so the 429 tells nothing about which accounts exist", async () => {
     const { login } = await setup();
     const statuses: number[] = [];

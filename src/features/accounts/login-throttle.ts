@@ -10,6 +10,8 @@ export const ACCOUNT_WINDOW_MS = 15 * 60_000;
 const MAX_KEYS = 50_000;
 
 type Entry = { count: number; first: number; last: number; refused?: boolean };
+/** One attempt taken from the budgets; `window` is when the account's window it counts in began. */
+export type Reservation = { address: string; email: string; window: number };
 
 export function createLoginThrottle(now: () => number) {
   const byAddress = new Map<string, Entry>();
@@ -50,11 +52,27 @@ export function createLoginThrottle(now: () => number) {
       e.refused = true;
       return { retryAfter: Math.max(1, Math.ceil((e.first + ACCOUNT_WINDOW_MS - now()) / 1000)), first };
     },
-    failed(address: string, email: string) {
+    /**
+     * Counts this attempt as a failure of the address and the account before its password is
+     * checked: the check is slow (argon2), and attempts in flight must see each other, or a burst
+     * of concurrent guesses all pass the budget test above before any of them is counted.
+     * `succeeded` takes the attempt back.
+     */
+    reserve(address: string, email: string): Reservation {
       note(byAddress, address, addressStale);
       note(byAccount, email, accountStale);
+      return { address, email, window: byAccount.get(email)!.first };
     },
-    /** Clears the address's slow-down; the account's budget is kept, so a success between guesses does not refill it. */
-    succeeded: (address: string) => void byAddress.delete(address),
+    /**
+     * Clears the address's slow-down and gives back this attempt's place in the account's budget;
+     * the failures before it are kept, so a success between guesses does not refill the budget.
+     */
+    succeeded(r: Reservation) {
+      byAddress.delete(r.address);
+      const e = byAccount.get(r.email);
+      if (!e || e.first !== r.window) return; // its window ended meanwhile: nothing of it is left to give back
+      if (e.count <= 1) byAccount.delete(r.email);
+      else e.count -= 1;
+    },
   };
 }

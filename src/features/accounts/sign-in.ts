@@ -28,16 +28,18 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
       throw tooManyRequests(`Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, { "retry-after": String(refusal.retryAfter) });
     }
     const wait = throttle.delayMs(address);
+    // Counted as failed from here (in the same synchronous step as the checks above) until the
+    // password proves right, so concurrent guesses cannot all pass the budget before one is counted.
+    const reservation = throttle.reserve(address, email);
     if (wait > 0) await Bun.sleep(wait);
 
     const { user, organizationId } = await accounts.verifyLogin(email, a.password);
     if (!user) {
-      throttle.failed(address, email);
       // Filed under the account's organization, so its admins see guessing; unknown emails under none.
       activity.record({ action: "login_failed", organizationId, statusCode: 401, ...trail });
       throw unauthorized("Wrong email or password");
     }
-    throttle.succeeded(address);
+    throttle.succeeded(reservation);
     activity.record({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, ...trail, detail: null });
     return user;
   };
