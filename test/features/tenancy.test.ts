@@ -70,6 +70,22 @@ describe("workspaces", () => {
     expect((await h.call("GET", `/api/products/${id}`, { token: admin })).status).toBe(404);
   });
 
+  test("a name of spaces only is refused on create and rename, for workspaces and organizations", async () => {
+    const blank = { success: false, error: "ValidationError", message: "name must not be blank" };
+    const c = await h.call("POST", "/api/products", { token: admin, body: { name: "   " } });
+    expect(c.status).toBe(422);
+    expect(c.body).toMatchObject(blank);
+    const ws = await h.call("POST", "/api/products", { token: admin, body: { name: " Kept " } });
+    expect(ws.body.data.name).toBe("Kept");
+    const u = await h.call("PUT", `/api/products/${ws.body.data.id}`, { token: admin, body: { name: "\t " } });
+    expect(u.status).toBe(422);
+    expect(u.body).toMatchObject(blank);
+    expect((await h.call("GET", `/api/products/${ws.body.data.id}`, { token: admin })).body.data.name).toBe("Kept");
+    const org = await h.call("POST", "/api/organizations", { token: admin, body: { name: "   " } });
+    expect(org.status).toBe(422);
+    expect(org.body).toMatchObject(blank);
+  });
+
   test("deleting a workspace deletes its tokens", async () => {
     const ws = await h.call("POST", "/api/products", { token: admin, body: { name: "Temp" } });
     const t = await h.call("POST", "/api/api-tokens", { token: admin, body: { product_id: ws.body.data.id, token_name: "t" } });

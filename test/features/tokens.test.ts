@@ -74,6 +74,20 @@ describe("create", () => {
     expect([400, 422]).toContain(junk.status);
     expect(junk.body.error).toBe("ValidationError");
   });
+
+  test("a name of spaces only is refused on create and on update (name required, spec §5 rule 9)", async () => {
+    for (const token_name of ["   ", "\t\n "]) {
+      const r = await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: productId, token_name } });
+      expect(r.status).toBe(422);
+      expect(r.body).toMatchObject({ success: false, error: "ValidationError", message: "token_name must not be blank" });
+    }
+    const t = await create({ token_name: "  padded  " });
+    expect((await h.call("GET", `/api/api-tokens/${t.id}`, { token: jwt })).body.data.token_name).toBe("padded");
+    const u = await h.call("PUT", `/api/api-tokens/${t.id}`, { token: jwt, body: { token_name: "   " } });
+    expect(u.status).toBe(422);
+    expect(u.body.message).toBe("token_name must not be blank");
+    expect((await h.call("GET", `/api/api-tokens/${t.id}`, { token: jwt })).body.data.token_name).toBe("padded");
+  });
 });
 
 describe("use", () => {

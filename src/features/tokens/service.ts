@@ -91,6 +91,12 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
   const now = () => new Date(clock.now());
 
+  /** The schema's minLength counts spaces: a name of spaces only would be stored empty (spec §5 rule 9: name required). */
+  const nonBlank = (name: string) => {
+    if (!name.trim()) throw unprocessable("token_name must not be blank");
+    return name.trim();
+  };
+
   return {
     statusOf: (t: TokenRow) => statusOf(t, clock.now()),
 
@@ -113,13 +119,14 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const workspace = workspaces.requireVisible(user, input.productId);
       if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may create its tokens");
       if (input.role === "SYSTEM" && !isOrgAdmin(user)) throw forbidden("Only owners and admins may create SYSTEM tokens");
+      const tokenName = nonBlank(input.tokenName);
       const secret = generateToken();
       const at = now();
       const row: TokenRow = {
         id: crypto.randomUUID(),
         productId: workspace.id,
         userId: user.userId,
-        tokenName: input.tokenName.trim(),
+        tokenName,
         tokenPrefix: tokenPrefix(secret),
         tokenHash: hashToken(secret),
         role: input.role ?? "USER",
@@ -154,7 +161,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const token = requireManageable(principal, id, "write");
       if (token.revokedAt && patch.isActive === true) throw conflict("A revoked token cannot be activated again; create a new one");
       const next: Partial<TokenRow> = { updatedAt: now() };
-      if (patch.tokenName !== undefined) next.tokenName = patch.tokenName.trim();
+      if (patch.tokenName !== undefined) next.tokenName = nonBlank(patch.tokenName);
       if (patch.isActive !== undefined) next.isActive = patch.isActive;
       if (patch.expiresAt !== undefined) {
         next.expiresAt = patch.expiresAt === null ? null : futureDate(patch.expiresAt, "expires_at");

@@ -2,7 +2,7 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { forbidden, notFound } from "../../platform/errors";
+import { forbidden, notFound, unprocessable } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import { products } from "./table";
@@ -23,6 +23,12 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     if (known.size >= 10_000) known.delete(known.keys().next().value!);
     known.set(key, Object.freeze(row));
     return row;
+  };
+
+  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
+  const nonBlank = (name: string) => {
+    if (!name.trim()) throw unprocessable("name must not be blank");
+    return name.trim();
   };
 
   const visibleTo = (principal: Principal, w: WorkspaceRow) => (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
@@ -84,7 +90,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
       const row: WorkspaceRow = {
         id: crypto.randomUUID(),
         organizationId,
-        name: input.name.trim(),
+        name: nonBlank(input.name),
         description: input.description?.trim() || null,
         createdBy,
         createdAt: now,
@@ -97,7 +103,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     update(principal: Principal, id: string, patch: { name?: string; description?: string | null }): WorkspaceRow {
       const w = requireManageable(principal, id);
       const next = {
-        name: patch.name?.trim() ?? w.name,
+        name: patch.name === undefined ? w.name : nonBlank(patch.name),
         description: patch.description === undefined ? w.description : patch.description?.trim() || null,
         updatedAt: new Date(clock.now()),
       };
