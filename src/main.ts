@@ -63,14 +63,21 @@ function probeAddress(config: Config) {
   }
 }
 
+/**
+ * How long a stop waits for requests in flight (an upload, a transcription) before it cuts them:
+ * within the 10 s a container runtime gives before it kills, so the database still closes cleanly.
+ */
+const STOP_GRACE_MS = 8_000;
+
 async function serve(config: Config) {
   probeAddress(config);
-  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }] = await Promise.all([
+  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }, { endAllStreams }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
     import("./platform/log"),
     import("./services"),
     import("./app"),
+    import("./platform/http/sse"),
   ]);
   const log = createLogger();
   ensureDataDir(config.dataDir);
@@ -109,8 +116,17 @@ async function serve(config: Config) {
     if (stopping) return;
     stopping = true;
     log.info("stopping", { signal });
-    // Finish requests in flight, then write what is queued and close the database cleanly.
-    await server.stop(false);
+    // No new connection; requests in flight finish, for at most STOP_GRACE_MS. Streams never end by
+    // themselves, so they end first (event and chat streams here, MCP sessions with the services):
+    // an open one held the stop for as long as its client stayed.
+    const drained = server.stop(false);
+    endAllStreams();
+    services.mcp.gateway.stop();
+    const late = await Promise.race([drained.then(() => false), Bun.sleep(STOP_GRACE_MS).then(() => true)]);
+    if (late) {
+      log.warn("stopping: requests still in flight are cut", { after_ms: STOP_GRACE_MS });
+      await server.stop(true);
+    }
     await services.stop();
     await storage.close();
     lock.release();

@@ -185,6 +185,30 @@ describe("process", () => {
     expect(await restarted.proc.exited).toBe(0);
   }, 60_000);
 
+  test("SIGTERM ends open event streams and stops in seconds, cutting a request that would not end after the grace", async () => {
+    const { proc, url } = await start(tempDir());
+    const login: any = await (await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "server-test-password" }) })).json();
+    const auth = { authorization: `Bearer ${login.data.token}`, "content-type": "application/json" };
+    const products: any = await (await fetch(`${url}/api/products`, { headers: auth })).json();
+    const graph = { nodes: [{ id: "t", type: "trigger.manual" }, { id: "ask", type: "approval", config: { message: "?" } }], edges: [{ from: "t", to: "ask" }] };
+    const run: any = await (await fetch(`${url}/api/workflow/execute`, { method: "POST", headers: auth, body: JSON.stringify({ graph, product_id: products.data[0].id, input: {} }) })).json();
+    // A follower of an execution waiting for an approval: its stream would stay open for ever.
+    const events = await fetch(`${url}/api/workflow/${run.data.id}/events`, { headers: auth });
+    const streamEnded = (async () => {
+      for await (const _ of events.body!);
+      return true;
+    })().catch(() => true);
+    // An upload whose body never ends: it is cut once the grace is over.
+    void fetch(`${url}/api/knowledge-base/storage/upload`, { method: "POST", headers: { ...auth, "content-type": "multipart/form-data; boundary=x" }, body: new ReadableStream({ pull: () => Bun.sleep(1000) }), duplex: "half" } as RequestInit).catch(() => undefined);
+    await Bun.sleep(300);
+    const t0 = performance.now();
+    proc.kill("SIGTERM");
+    expect(await Promise.race([streamEnded, Bun.sleep(3000).then(() => false)])).toBe(true);
+    // Before: the stop waited for as long as the follower stayed connected.
+    expect(await proc.exited).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(12_000);
+  }, 30_000);
+
   test("a request body over Bun's own limit still gets a JSON 413", async () => {
     const { proc, url } = await start(tempDir());
     const r = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(60 * 1024 * 1024) });

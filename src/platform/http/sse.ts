@@ -24,6 +24,17 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
+/** How to end each stream still open: they never end by themselves (event logs, long answers). */
+const openStreams = new Set<() => void>();
+
+/**
+ * Ends every open stream (Hearth is stopping): its generator's signal aborts and the response ends,
+ * so a graceful stop does not wait on them; clients reconnect (Last-Event-ID) to the next start.
+ */
+export function endAllStreams(): void {
+  for (const end of [...openStreams]) end();
+}
+
 /**
  * A streaming response of the events `produce` yields. `produce` gets a signal that aborts when the
  * client disconnects; `onError` turns an exception into the final events (e.g. `error`, `done`).
@@ -51,6 +62,16 @@ export function sseResponse(
         }
       };
       heartbeat = setInterval(() => write(encoder.encode(": keep-alive\n\n")), options.heartbeatMs ?? HEARTBEAT_MS);
+      const end = () => {
+        gone.abort(new Error("Hearth is stopping"));
+        clearInterval(heartbeat);
+        try {
+          controller.close();
+        } catch {
+          // already closed
+        }
+      };
+      openStreams.add(end);
       // Runs detached from start(): events are flushed as they are enqueued.
       void (async () => {
         try {
@@ -58,6 +79,7 @@ export function sseResponse(
         } catch (e) {
           if (!gone.signal.aborted) for (const ev of onError(e)) write(formatEvent((id = ev.id ?? id + 1), ev));
         } finally {
+          openStreams.delete(end);
           clearInterval(heartbeat);
           request.signal.removeEventListener("abort", leave);
           if (!gone.signal.aborted) {
