@@ -42,9 +42,8 @@ import { createPreferencesService } from "./features/preferences/service";
 import { createMcpFeature } from "./features/mcp/feature";
 import { createCommunicatorFeature, createIntegrationsFeature } from "./features/integrations/feature";
 import { integrationManagementTools } from "./features/mcp/integration-tools";
-import { createSecretBox, loadSecretKey } from "./platform/secrets";
+import { openSecretBox } from "./platform/secrets";
 import { createSettings } from "./platform/settings/settings";
-import { ConfigError } from "./platform/config";
 import pkg from "../package.json";
 
 export const VERSION: string = pkg.version;
@@ -55,6 +54,9 @@ export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
 }
+
+/** The settings key of the marker sealed under the database's first secret key. */
+const SECRET_KEY_MARKER = "secret_key_check";
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
@@ -118,13 +120,12 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
-  const box = createSecretBox(loadSecretKey(config.secretKey, config.dataDir));
-  // A marker sealed under the first key: another key would leave every credential undecryptable, so it stops the start.
-  try {
-    box.open(settings.ensure("secret_key_check", box.seal("hearth")));
-  } catch {
-    throw new ConfigError("HEARTH_SECRET_KEY (or <data dir>/secret.key) is not the key this database's integration credentials were sealed with; restore the original key");
-  }
+  const { box, replaced } = openSecretBox(config.secretKey, config.dataDir, {
+    marker: (sealed) => settings.ensure(SECRET_KEY_MARKER, sealed),
+    replaceMarker: (sealed) => settings.put(SECRET_KEY_MARKER, sealed),
+    sealedCount: () => (storage.sqlite.query("SELECT count(*) AS n FROM integrations WHERE credentials IS NOT NULL").get() as { n: number }).n,
+  });
+  if (replaced) log.warn("secret key: not the database's first key, which sealed no credential; this one is used from now on");
   const preferences = createPreferencesService({ db, clock, userOfToken: (id) => tokens.describe(id)?.user_id });
   const agents = createAgentsFeature({ db, hotDb, clock, llm, tools, workspaces, knowledge, workflow, preferences });
   const integrations = createIntegrationsFeature({ db, clock, workspaces, box, tools, workflow, agents });

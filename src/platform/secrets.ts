@@ -2,7 +2,7 @@
 // generated once in the data dir (mode 0600). Never in the database, so a copy of the database or a
 // backup holds the credentials only as ciphertext.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "./config";
 
@@ -27,6 +27,39 @@ export function loadSecretKey(configured: string | undefined, dataDir: string): 
   const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
   if (key.length !== 32) throw new ConfigError(`${path} does not hold a 32-byte base64 key; restore it from a backup, or set HEARTH_SECRET_KEY`);
   return key;
+}
+
+/** Where the database keeps the marker sealed under its key, and how many credentials it holds sealed. */
+export interface SealedState {
+  /** The marker, stored with `sealed` when there is none yet; the stored one otherwise. */
+  marker(sealed: string): string;
+  replaceMarker(sealed: string): void;
+  sealedCount(): number;
+}
+
+/**
+ * The box of the configured key, checked against the marker sealed under the database's first key.
+ * Another key leaves every stored credential undecryptable: with any stored, the start stops (and a
+ * key file this start generated is removed again, so the original can be put back); with none (a
+ * backup restored without its secret.key), the marker is sealed again under this key.
+ */
+export function openSecretBox(configured: string | undefined, dataDir: string, db: SealedState): { box: SecretBox; replaced: boolean } {
+  const fresh = configured === undefined && !existsSync(join(dataDir, KEY_FILE));
+  const box = createSecretBox(loadSecretKey(configured, dataDir));
+  try {
+    box.open(db.marker(box.seal("hearth")));
+    return { box, replaced: false };
+  } catch {
+    const sealed = db.sealedCount();
+    if (sealed === 0) {
+      db.replaceMarker(box.seal("hearth"));
+      return { box, replaced: true };
+    }
+    if (fresh) rmSync(join(dataDir, KEY_FILE), { force: true });
+    throw new ConfigError(
+      `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir (it is kept apart from the database and its backups), or set HEARTH_SECRET_KEY to it`,
+    );
+  }
 }
 
 export function createSecretBox(key: Buffer): SecretBox {

@@ -12,6 +12,11 @@ export function createSettings({ db, clock }: { db: Db; clock: Clock }) {
       db.insert(settings).values({ key, value, updatedAt: new Date(clock.now()) }).onConflictDoNothing().run();
       return db.select().from(settings).where(eq(settings.key, key)).get()!.value;
     },
+    /** Stores `value` under `key`, replacing what was there. */
+    put(key: string, value: string): void {
+      const updatedAt = new Date(clock.now());
+      db.insert(settings).values({ key, value, updatedAt }).onConflictDoUpdate({ target: settings.key, set: { value, updatedAt } }).run();
+    },
   };
 }
 

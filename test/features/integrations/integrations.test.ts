@@ -3,7 +3,7 @@
 // client code against loopback fakes of GitHub, Gitea, GitLab and Slack, the integration node,
 // and MCP: integration tools, collisions with _integration, list_changed, SYSTEM-only management.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -317,12 +317,27 @@ describe("MCP management and list_changed", () => {
   });
 });
 
-test("a start with another secret key than the credentials were sealed with stops with a line naming HEARTH_SECRET_KEY", async () => {
-  const other = await createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") });
-  const dir = other.dataDir;
-  await other.services.stop();
-  other.services.storage.close();
-  await expect(createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 9).toString("base64") }, dir)).rejects.toThrow(/HEARTH_SECRET_KEY .*not the key/);
-  const again = await createHarness({ HEARTH_SECRET_KEY: Buffer.alloc(32, 7).toString("base64") }, dir);
+test("another secret key than the stored credentials were sealed with stops the start, naming it; with none stored, the key is taken", async () => {
+  const key = (n: number) => Buffer.alloc(32, n).toString("base64");
+  const shut = async (x: Harness) => {
+    await x.services.stop();
+    x.services.storage.close();
+  };
+  const first = await createHarness({ HEARTH_SECRET_KEY: key(7) });
+  const dir = first.dataDir;
+  await shut(first);
+  // No credential stored: a backup restored without its secret.key starts (before: refused).
+  const restored = await createHarness({ HEARTH_SECRET_KEY: key(9) }, dir);
+  const jwt = await restored.login();
+  const ws = await defaultWorkspaceId(restored, jwt);
+  const made = await restored.call("POST", "/api/integrations-base", { token: jwt, body: { ...gh("Sealed"), product_id: ws } });
+  expect(made.status).toBe(201);
+  await shut(restored);
+  // Now one is sealed under key 9: key 7 would leave it undecryptable.
+  await expect(createHarness({ HEARTH_SECRET_KEY: key(7) }, dir)).rejects.toThrow("HEARTH_SECRET_KEY is not the key the credentials of 1 integration(s) in this database were sealed with");
+  // A key file this start would have generated is not left behind to be used next time.
+  await expect(createHarness({}, dir)).rejects.toThrow(/secret\.key is not the key the credentials of 1 integration/);
+  expect(existsSync(join(dir, "secret.key"))).toBe(false);
+  const again = await createHarness({ HEARTH_SECRET_KEY: key(9) }, dir);
   await again.close();
 });
