@@ -8,6 +8,7 @@ import { createWorkerClient, WorkerError } from "../../platform/ml/worker-client
 import { workerUrl } from "../../platform/native";
 import type { CheckState } from "../../platform/parts";
 import type { PreparedAudio } from "./audio";
+import { placeSegments, round } from "./segments";
 import { TARGET_RATE } from "./wav";
 
 export interface Segment {
@@ -70,10 +71,8 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
         if (part.done) break;
         detected = part.language;
         samples = part.to;
-        const offset = part.from / TARGET_RATE;
-        const windowEnd = part.to / TARGET_RATE;
-        for (const s of part.segments) {
-          segments.push({ id: segments.length, start: round(offset + s.start), end: round(Math.min(offset + s.end, windowEnd)), text: s.text });
+        for (const s of placeSegments(part.segments, part.from / TARGET_RATE, part.to / TARGET_RATE, segments.at(-1)?.start)) {
+          segments.push({ id: segments.length, ...s });
         }
       }
     } finally {
@@ -119,7 +118,5 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
     stop: () => client.stop(),
   };
 }
-
-const round = (x: number) => Math.round(x * 100) / 100;
 
 export type Transcriber = ReturnType<typeof createTranscriber>;

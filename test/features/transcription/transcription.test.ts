@@ -7,7 +7,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
 import { makeWav } from "../../support/audio";
-import { decodeWav } from "../../../src/features/transcription/wav";
+import { decodeWav, parseWav } from "../../../src/features/transcription/wav";
 import { windows } from "../../../src/features/transcription/windows";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/audio");
@@ -151,6 +151,35 @@ describe("audio shapes", () => {
     expect(thanks.length).toBeGreaterThanOrEqual(starts.filter((s) => s.name === "thanks").length - 2);
     for (const s of thanks) expect(starts.filter((x) => x.name === "thanks").some((x) => Math.abs(x.at - s.start) < 4)).toBe(true);
     expect(r.body.text.toLowerCase()).toContain("call me back");
+  }, 240_000);
+
+  test("a 2-minute espeak recording gives cues that start in order, end after they start and stay inside the audio, in every format", async () => {
+    // espeak-ng (default voice, 22.05 kHz) saying "Hello world. This is a test of the Hearth transcription service.
+    // Backups run every night at two o'clock.", 20 times over: whisper-tiny times a "Thank you." after the end of
+    // one of its windows, which became a cue ending before it started.
+    const { data } = parseWav(await Bun.file(join(import.meta.dir, "fixtures/hearth-test.wav")).bytes());
+    const pcm = new Int16Array(data.buffer, data.byteOffset, data.length / 2);
+    // The same 16-bit samples back (x / 32767 is written as x), 20 times: what `sox` concatenation makes.
+    const long = Float32Array.from({ length: pcm.length * 20 }, (_, i) => pcm[i % pcm.length]! / 32767);
+    const wav = makeWav(long, { rate: 22050 });
+    const seconds = long.length / 22050;
+    expect(seconds).toBeGreaterThan(120);
+    const valid = (cues: { start: number; end: number }[], what: string) => {
+      expect({ what, count: cues.length > 3 }).toEqual({ what, count: true });
+      cues.forEach((c, i) => {
+        expect({ what, i, ...c, ok: c.start <= c.end && c.end <= seconds + 0.01 && (i === 0 || c.start >= cues[i - 1]!.start) }).toEqual({ what, i, ...c, ok: true });
+      });
+    };
+    const seconds_ = (t: string) => t.split(/[:,.]/).map(Number).reduce((a, x, i) => (i < 3 ? a * 60 + x : a + x / 1000), 0);
+    const cuesOf = (text: string) => [...text.matchAll(/^([\d:,.]+) --> ([\d:,.]+)$/gm)].map((m) => ({ start: seconds_(m[1]!), end: seconds_(m[2]!) }));
+
+    const verbose = await transcribe(wav, { response_format: "verbose_json", language: "en" });
+    expect(verbose.status).toBe(200);
+    valid(verbose.body.segments, "verbose_json");
+    const srt = await transcribe(wav, { response_format: "srt", language: "en" });
+    valid(cuesOf(srt.text), "srt");
+    const vtt = await transcribe(wav, { response_format: "vtt", language: "en" });
+    valid(cuesOf(vtt.text), "vtt");
   }, 240_000);
 });
 
