@@ -13,7 +13,7 @@ import { createTokenAuditLog } from "./features/tokens/audit-log";
 import { createTokensService } from "./features/tokens/service";
 import { tokensPart } from "./features/tokens/part";
 import { createActivityService } from "./features/activity/service";
-import { backupApart } from "./features/system/backup";
+import { backupApart, clearPartialBackups } from "./features/system/backup";
 import { createJobQueue } from "./platform/jobs/queue";
 import { createWalSync } from "./platform/db/durability";
 import { createKnowledgeService } from "./features/knowledge/service";
@@ -120,6 +120,8 @@ export async function createServices({ config, storage, clock = systemClock, log
   });
   const tools = createToolRegistry();
   for (const tool of [...knowledgeTools(search), ...workflowTools({ ...workflow, allow: workflow.allow })]) tools.add(tool);
+  // Only this Hearth writes into <data dir>/backups/; what a killed backup left there goes now.
+  clearPartialBackups(config.dataDir);
   const { box, replaced } = openSecretBox(config.secretKey, config.dataDir, {
     marker: (sealed) => settings.ensure(SECRET_KEY_MARKER, sealed),
     replaceMarker: (sealed) => settings.put(SECRET_KEY_MARKER, sealed),

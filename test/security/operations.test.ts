@@ -117,6 +117,30 @@ describe("who may run operations", () => {
 });
 
 describe("backups", () => {
+  test("ten backups asked at once all succeed, one copy at a time: those that came during one share the next", async () => {
+    h = await createHarness();
+    const jwt = await h.login();
+    // Before: copies of the same millisecond shared a name and a partial file (400s and 500s, partial files left).
+    const answers = await Promise.all(Array.from({ length: 10 }, () => h!.call("POST", "/api/admin/backup", { token: jwt })));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
+    const files = new Set(answers.map((a) => a.body.data.file as string));
+    expect(files.size).toBeLessThanOrEqual(2);
+    const { readdirSync } = await import("node:fs");
+    expect(readdirSync(join(h.dataDir, "backups")).sort()).toEqual([...files].map((f) => f.split("/").at(-1)!).sort());
+  });
+
+  test("what a killed backup left in backups/ is removed at the next start", async () => {
+    const dir = tempDir();
+    const first = await createHarness({}, dir);
+    await first.services.stop();
+    first.services.storage.close();
+    const { mkdirSync, writeFileSync, readdirSync } = await import("node:fs");
+    mkdirSync(join(dir, "backups"), { recursive: true });
+    for (const f of ["hearth-x.db.partial", "hearth-x.db.partial-journal", "hearth-kept.db"]) writeFileSync(join(dir, "backups", f), "x");
+    h = await createHarness({}, dir);
+    expect(readdirSync(join(dir, "backups"))).toEqual(["hearth-kept.db"]);
+  });
+
   test("the server keeps answering while a backup copies the database, and the copy holds every acknowledged token use", async () => {
     h = await createHarness();
     const jwt = await h.login();

@@ -6,12 +6,13 @@ import { whileWorking } from "../../platform/http/long-request";
 import { errors, ok, Int } from "../../platform/http/schemas";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import type { CheckState } from "../../platform/parts";
-import { adminBackup, type BackupResult } from "./backup";
+import { createAdminBackups, type BackupResult } from "./backup";
 import { Checks } from "./model";
 
 const statusesOnly = (checks: Record<string, CheckState>) => Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }]));
 
 export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult> }) {
+  const backups = createAdminBackups(deps);
   return new Elysia()
     .use(deps.auth)
     .get(
@@ -46,7 +47,7 @@ export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promi
     .post(
       "/api/admin/backup",
       async ({ principal, request, server, set }) => {
-        const data = await whileWorking(server, request, () => adminBackup(principal, deps));
+        const data = await whileWorking(server, request, () => backups.take(principal));
         set.status = 201;
         return { success: true as const, message: "Backup written and checked", data };
       },
