@@ -196,6 +196,46 @@ describe("lifecycle", () => {
     expect(back.status).toBe(200);
   });
 
+  test("every change by update is audited: a later or no expiry is `renewed`, an earlier one or a rename `updated`, the flag `activated`/`deactivated`", async () => {
+    const in_ = (ms: number) => new Date(h.clock.now() + ms).toISOString();
+    const put = async (body: Record<string, unknown>) => {
+      const r = await h.call("PUT", `/api/api-tokens/${t.id}`, { token: jwt, body });
+      expect(r.status).toBe(200);
+      return r.body.data;
+    };
+    const t = await create({ expires_at: in_(60_000) });
+    await put({ is_active: false });
+    await put({ is_active: false }); // no change, no row
+    await put({ is_active: true });
+    await put({ token_name: "renamed" });
+    await put({ expires_at: in_(30_000) }); // earlier: not a renewal
+    expect(await auditActions(t.id)).toEqual(["updated", "updated", "activated", "deactivated", "created"]);
+
+    // Expired and unused: reviving it by PUT is a renewal, after the expiry it ends.
+    h.clock.advance(31_000);
+    expect((await put({ expires_at: in_(3_600_000) })).status).toBe("active");
+    expect((await h.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": t.token } })).status).toBe(200);
+    await put({ expires_at: null }); // never expires: later than any date
+    await put({ expires_at: in_(600_000) }); // an expiry where there was none: earlier
+    expect((await auditActions(t.id)).slice(0, 5)).toEqual(["updated", "renewed", "used", "renewed", "expired"]);
+
+    await h.settle();
+    const rows = (await h.call("GET", `/api/api-tokens/${t.id}/audit-logs`, { token: jwt })).body.data;
+    expect(rows[0]).toMatchObject({ action: "updated", endpoint: `/api/api-tokens/${t.id}`, status_code: 200 });
+
+    // A revoked token's expiry cannot be moved, as renew refuses it too.
+    await h.call("POST", `/api/api-tokens/${t.id}/revoke`, { token: jwt });
+    expect((await h.call("PUT", `/api/api-tokens/${t.id}`, { token: jwt, body: { expires_at: in_(7_200_000) } })).status).toBe(409);
+  });
+
+  test("renew of an expired token nobody used since writes `expired` before `renewed`", async () => {
+    const t = await create({ expires_at: new Date(h.clock.now() + 1000).toISOString() });
+    h.clock.advance(2000);
+    const r = await h.call("POST", `/api/api-tokens/${t.id}/renew`, { token: jwt, body: { expires_at: new Date(h.clock.now() + 60_000).toISOString() } });
+    expect(r.status).toBe(200);
+    expect(await auditActions(t.id)).toEqual(["renewed", "expired", "created"]);
+  });
+
   test("update rejects an empty body, unknown fields and wrong types", async () => {
     const t = await create();
     for (const body of [{}, { bogus: 1 }, { is_active: "yes" }, { token_name: "" }, { expires_at: 5 }]) {

@@ -172,6 +172,7 @@ describe("a rejected token cannot flood the audit log", () => {
     await hammer(inactive.token, 50);
     expect(auditRows(inactive.id)).toEqual([
       { action: "created", count: 1 },
+      { action: "deactivated", count: 1 },
       { action: "used", count: 50 },
     ]);
 

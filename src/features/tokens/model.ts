@@ -51,7 +51,10 @@ export const TokenWithSecret = t.Composite([
 ]);
 
 export const AuditEntry = t.Object({
-  action: t.UnionEnum(["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted"], { description: "deleted: an addition to the spec's list" }),
+  action: t.UnionEnum(["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted", "activated", "deactivated", "updated"], {
+    description:
+      "Additions to the spec's list: deleted; activated and deactivated (PUT is_active); updated (PUT token_name, or an expires_at earlier than the current one). A PUT that moves expires_at later or removes it is `renewed`",
+  }),
   ip_address: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   endpoint: t.Nullable(t.String()),

@@ -84,10 +84,10 @@ export function tokenRoutes({ auth, tokens }: { auth: AuthPlugin; tokens: Tokens
     })
     .put(
       "/api/api-tokens/:id",
-      ({ principal, params, body }) => ({
+      ({ principal, params, body, request }) => ({
         success: true as const,
         message: "API token updated",
-        data: one(tokens.update(principal, params.id, { tokenName: body.token_name, isActive: body.is_active, expiresAt: date(body.expires_at) })),
+        data: one(tokens.update(principal, params.id, { tokenName: body.token_name, isActive: body.is_active, expiresAt: date(body.expires_at) }, info(request))),
       }),
       { auth: "jwt", params: IdParams, body: UpdateTokenBody, parse: "json", response: { 200: ok(Token), ...errors(400, 401, 403, 404, 409, 422, 429) }, detail: { summary: "Update name, active flag or expiry" } },
     )

@@ -10,7 +10,7 @@ import { isOrgAdmin } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
 import { apiTokens } from "./table";
 import { generateToken, hashToken, isWellFormed, sameHash, tokenPrefix } from "./token-format";
-import type { RequestInfo, TokenAuditLog } from "./audit-log";
+import type { AuditAction, RequestInfo, TokenAuditLog } from "./audit-log";
 
 export type TokenRow = typeof apiTokens.$inferSelect;
 export type TokenStatus = "active" | "inactive" | "revoked" | "expired";
@@ -91,6 +91,13 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
   const now = () => new Date(clock.now());
 
+  /**
+   * Whether the token's expiry passed with no `expired` row yet (nobody used it since, and the
+   * minute's sweep has not run): a change that ends the expiry writes that row first, so every
+   * expiry stays on the log (spec §3).
+   */
+  const expiryUnlogged = (t: TokenRow) => Boolean(t.expiresAt && t.expiresAt.getTime() <= clock.now() && !t.expiryLoggedAt);
+
   /** The schema's minLength counts spaces: a name of spaces only would be stored empty (spec §5 rule 9: name required). */
   const nonBlank = (name: string) => {
     if (!name.trim()) throw unprocessable("token_name must not be blank");
@@ -157,17 +164,42 @@ export function createTokensService({ db, clock, workspaces, audit, organization
 
     get: (principal: Principal, id: string) => requireManageable(principal, id, "read"),
 
-    update(principal: Principal, id: string, patch: { tokenName?: string; isActive?: boolean; expiresAt?: Date | null }): TokenRow {
+    /**
+     * Every change is on the audit log: a later expiry (or none) is a renewal, as with renew, so an
+     * expired token revived here is `renewed` too; an earlier one or a new name is `updated`, the
+     * active flag `activated` or `deactivated`. A field set to what it already is changes nothing.
+     */
+    update(principal: Principal, id: string, patch: { tokenName?: string; isActive?: boolean; expiresAt?: Date | null }, info: RequestInfo): TokenRow {
       const token = requireManageable(principal, id, "write");
       if (token.revokedAt && patch.isActive === true) throw conflict("A revoked token cannot be activated again; create a new one");
-      const next: Partial<TokenRow> = { updatedAt: now() };
-      if (patch.tokenName !== undefined) next.tokenName = nonBlank(patch.tokenName);
-      if (patch.isActive !== undefined) next.isActive = patch.isActive;
-      if (patch.expiresAt !== undefined) {
-        next.expiresAt = patch.expiresAt === null ? null : futureDate(patch.expiresAt, "expires_at");
-        next.expiryLoggedAt = null;
+      if (token.revokedAt && patch.expiresAt !== undefined) throw conflict("A revoked token's expiry cannot be changed; create a new one");
+      const next: Partial<TokenRow> = {};
+      const actions: AuditAction[] = [];
+      if (patch.tokenName !== undefined) {
+        const name = nonBlank(patch.tokenName);
+        if (name !== token.tokenName) next.tokenName = name;
       }
-      db.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+      if (patch.expiresAt !== undefined) {
+        const to = patch.expiresAt === null ? null : futureDate(patch.expiresAt, "expires_at");
+        const from = token.expiresAt;
+        if (to?.getTime() !== from?.getTime()) {
+          next.expiresAt = to;
+          next.expiryLoggedAt = null;
+          if (expiryUnlogged(token)) actions.push("expired");
+          actions.push(to === null || (from !== null && to.getTime() > from.getTime()) ? "renewed" : "updated");
+        }
+      }
+      if (next.tokenName !== undefined && !actions.includes("updated")) actions.push("updated");
+      if (patch.isActive !== undefined && patch.isActive !== token.isActive) {
+        next.isActive = patch.isActive;
+        actions.push(patch.isActive ? "activated" : "deactivated");
+      }
+      if (actions.length === 0) return token;
+      next.updatedAt = now();
+      audit.transaction((tx) => {
+        tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+        for (const action of actions) audit.write({ tokenId: token.id, action, statusCode: 200, ...info }, tx);
+      });
       forget();
       return { ...token, ...next };
     },
@@ -195,6 +227,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const next = { expiresAt, expiryLoggedAt: null, updatedAt: now() };
       audit.transaction((tx) => {
         tx.update(apiTokens).set(next).where(eq(apiTokens.id, token.id)).run();
+        if (expiryUnlogged(token)) audit.write({ tokenId: token.id, action: "expired" }, tx);
         audit.write({ tokenId: token.id, action: "renewed", statusCode: 200, ...info }, tx);
       });
       forget();

@@ -40,7 +40,8 @@ export const apiTokenAuditLogs = sqliteTable(
     tokenId: text("token_id")
       .notNull()
       .references(() => apiTokens.id, { onDelete: "cascade" }),
-    action: text("action", { enum: ["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted"] }).notNull(),
+    // After the spec's six: deleted, and PUT's activated, deactivated and updated (name, or an earlier expiry).
+    action: text("action", { enum: ["created", "used", "revoked", "expired", "renewed", "regenerated", "deleted", "activated", "deactivated", "updated"] }).notNull(),
     ipAddress: text("ip_address"),
     userAgent: text("user_agent"),
     endpoint: text("endpoint"),
