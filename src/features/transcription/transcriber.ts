@@ -42,12 +42,14 @@ export function createTranscriber(opts: { modelsDir: string; model: string; offl
     if (state.state === "idle") state = { state: "loading" };
     try {
       const result = await client.call<T>(op, args, transfer);
-      state = { state: "ok" };
+      // `open` and `close` only decode: the model is known to work once an op that needs it answers.
+      if (op === "languages" || op === "next") state = { state: "ok" };
       return result;
     } catch (e) {
-      // A decoder's 4xx (broken audio, over the cap) is the caller's; anything else means Whisper is not there.
+      // A decoder's 4xx (broken audio, over the cap) is the caller's; anything else means Whisper is not there,
+      // even after an earlier success (a model that fails to load fails every request until Hearth restarts).
       if (e instanceof WorkerError && e.status && e.code) throw new AppError(e.status, e.code as ErrorCode, e.message);
-      if (state.state !== "ok") state = { state: "unavailable", reason: (e as Error).message };
+      state = { state: "unavailable", reason: (e as Error).message };
       throw unavailable(`Transcription is unavailable: ${(e as Error).message}`);
     }
   };

@@ -59,13 +59,14 @@ serveWorker({
   /** Transcribes the next window, detecting the language in the first one when none is given. */
   async next({ language }: { language: string | null }) {
     if (!open) throw new Error("no audio is open");
+    // Loaded first, whatever the window holds: an answer to `next` tells the main thread Whisper works.
+    const whisper = await load();
     const window = await open.next();
     if (window.done) {
       await close();
       return { done: true };
     }
     const { from, samples } = window.value;
-    const whisper = await load();
     const lang = language ?? (await whisper.detectLanguage(samples));
     const part = await whisper.transcribe(samples, lang);
     // ONNX Runtime's tensors are small JS objects over large native buffers, so the collector does not

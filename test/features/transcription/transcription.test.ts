@@ -1,12 +1,13 @@
 // Transcription end to end with the real whisper-tiny model: every response format, the official
 // OpenAI client, long audio in windows, generated edge cases, the queue, and bad uploads.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
 import { makeWav } from "../../support/audio";
+import { TEST_MODELS_DIR } from "../../support/models";
 import { decodeWav, parseWav } from "../../../src/features/transcription/wav";
 import { windows } from "../../../src/features/transcription/windows";
 
@@ -284,4 +285,42 @@ describe("without the model", () => {
       await bare.close();
     }
   }, 30_000);
+
+  test("a model file that does not match its pin: each request is 503 and /health says unavailable, not ok", async () => {
+    // The real models, linked file by file, except Whisper's encoder: a copy with 100 bytes zeroed.
+    const dir = mkdtempSync(join(tmpdir(), "hearth-bad-model-"));
+    const link = (from: string, to: string) => {
+      for (const entry of readdirSync(from, { withFileTypes: true })) {
+        if (entry.isDirectory()) link(join(from, entry.name), (mkdirSync(join(to, entry.name)), join(to, entry.name)));
+        else symlinkSync(join(from, entry.name), join(to, entry.name));
+      }
+    };
+    link(TEST_MODELS_DIR, dir);
+    const encoder = join(dir, "Xenova/whisper-tiny/onnx/encoder_model_quantized.onnx");
+    const bytes = readFileSync(encoder);
+    bytes.fill(0, 5_000_000, 5_000_100);
+    rmSync(encoder);
+    writeFileSync(encoder, bytes);
+    const bad = await createHarness({ HEARTH_MODELS_DIR: dir, HEARTH_OFFLINE: "1" });
+    try {
+      const owner = await bad.login();
+      const wav = await fixture("thanks.wav");
+      const fd = () => {
+        const form = new FormData();
+        form.append("file", new File([wav], "a.wav"));
+        return form;
+      };
+      for (let i = 0; i < 2; i++) {
+        const r = await bad.call("POST", "/api/audio/transcriptions", { token: owner, raw: fd() });
+        expect(r.status).toBe(503);
+        expect(r.body.message).toContain("does not match its pinned SHA-256");
+        const health = await bad.call("GET", "/health", { token: owner });
+        expect(health.body.checks.transcriber.status).toBe("unavailable");
+        expect(health.body.checks.transcriber.reason).toContain("encoder_model_quantized.onnx does not match its pinned SHA-256");
+      }
+    } finally {
+      await bad.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
