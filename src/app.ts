@@ -92,8 +92,9 @@ export function listenOptions(host: string, port: number, log: Logger) {
     port,
     development: false,
     reusePort: false,
-    // Hearth enforces its own limits with JSON errors; Bun's own would answer 413 with no body.
-    maxRequestBodySize: MAX_REQUEST_BYTES * 2,
+    // Hearth enforces its own limits with JSON errors (a declared length over them before any
+    // byte is read, a body without one as it comes); Bun's own would answer 413 with no body.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: IDLE_TIMEOUT_S,
     error(error: Error) {
       log.error("request failed outside the error handler", { error: String(error?.stack ?? error) });

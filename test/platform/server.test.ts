@@ -214,6 +214,10 @@ describe("process", () => {
     const r = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: new Uint8Array(60 * 1024 * 1024) });
     expect(r.status).toBe(413);
     expect(((await r.json()) as any).error).toBe("PayloadTooLarge");
+    // Past twice the largest limit Bun answered by itself, with no body (110 MB measured).
+    const huge = await fetch(`${url}/api/knowledge-base/storage/upload`, { method: "POST", headers: { "content-type": "multipart/form-data; boundary=x" }, body: new Uint8Array(110 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as any).error).toBe("PayloadTooLarge");
     proc.kill("SIGTERM");
     await proc.exited;
   });
