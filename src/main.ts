@@ -154,7 +154,9 @@ async function backup(config: Config, file: string | undefined) {
 
 async function main(argv: string[]) {
   const [command = "serve", ...rest] = argv;
-  if (command === "--help" || command === "-h" || command === "help") return void process.stdout.write(HELP);
+  const asksHelp = (a: string) => a === "--help" || a === "-h" || a === "help";
+  // `hearth serve --help` and `hearth backup --help` as well: the one help covers both commands.
+  if (asksHelp(command) || ((command === "serve" || command === "backup") && rest.some(asksHelp))) return void process.stdout.write(HELP);
   if (command === "--version" || command === "-v") return void process.stdout.write(`${VERSION}\n`);
   const positional = command === "backup" ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
   const options = command === "backup" ? rest.filter((a) => !positional.includes(a)) : rest;

@@ -92,6 +92,8 @@ describe("process", () => {
     expect(new Set(options.map((l) => l.indexOf("HEARTH_"))).size).toBe(1);
     const version = await run(["--version"], process.env);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    // Before: "unknown option --help", exit 2.
+    for (const args of [["serve", "--help"], ["backup", "-h"]]) expect(await run(args, process.env)).toMatchObject({ code: 0, stdout: help.stdout });
   });
 
   test("serve, refuse a second instance, back up while running, stop on SIGTERM without losing audit rows", async () => {
