@@ -125,6 +125,9 @@ describe("backups", () => {
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
     const files = new Set(answers.map((a) => a.body.data.file as string));
     expect(files.size).toBeLessThanOrEqual(2);
+    // The place is not the caller's to choose: a field is refused, not ignored.
+    const chosen = await h.call("POST", "/api/admin/backup", { token: jwt, body: { path: "/tmp/elsewhere.db" } });
+    expect([chosen.status, chosen.body.message]).toEqual([422, "Invalid body: path is not an accepted field"]);
     const { readdirSync } = await import("node:fs");
     expect(readdirSync(join(h.dataDir, "backups")).sort()).toEqual([...files].map((f) => f.split("/").at(-1)!).sort());
   });

@@ -53,7 +53,9 @@ export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promi
       },
       {
         auth: "jwt",
-        response: { 201: ok(t.Object({ file: t.String(), bytes: Int(), integrity: t.Literal("ok") }), "Created"), ...errors(401, 403, 429) },
+        // Nothing to choose: the copy goes into <data dir>/backups/ (a field sent is refused, not ignored).
+        body: t.Optional(t.Object({}, { additionalProperties: false })),
+        response: { 201: ok(t.Object({ file: t.String(), bytes: Int(), integrity: t.Literal("ok") }), "Created"), ...errors(401, 403, 422, 429) },
         detail: { tags: ["Operations"], summary: "Write a checked copy of the database to <data dir>/backups/" },
       },
     );
