@@ -332,6 +332,24 @@ describe("lifecycle", () => {
     }
   });
 
+  test("audit-logs pages back to the oldest rows with page and pageSize (an addition), with the list's pagination", async () => {
+    const t = await create();
+    for (let i = 0; i < 5; i++) await h.call("GET", "/api/api-token/auth/validate", { headers: { "x-api-token": t.token } });
+    await h.settle();
+    const url = `/api/api-tokens/${t.id}/audit-logs`;
+    const first = await h.call("GET", `${url}?limit=3`, { token: jwt });
+    expect(first.body.data.map((e: { action: string }) => e.action)).toEqual(["used", "used", "used"]);
+    expect(first.body.pagination).toEqual({ page: 1, pageSize: 3, total: 6 });
+    expect((await h.call("GET", url, { token: jwt })).body.pagination).toEqual({ page: 1, pageSize: 100, total: 6 });
+    const older = await h.call("GET", `${url}?page=2&pageSize=4`, { token: jwt });
+    expect(older.status).toBe(200);
+    expect(older.body.data.map((e: { action: string }) => e.action)).toEqual(["used", "created"]);
+    expect(older.body.pagination).toEqual({ page: 2, pageSize: 4, total: 6 });
+    for (const bad of ["page=0", "pageSize=0", "pageSize=201", "page=x"]) {
+      expect((await h.call("GET", `${url}?${bad}`, { token: jwt })).status).toBe(400);
+    }
+  });
+
   test("a burst of uses loses no audit row", async () => {
     const t = await create();
     await Promise.all(Array.from({ length: 200 }, () => h.call("GET", "/api/products", { headers: { "x-api-token": t.token } })));

@@ -5,7 +5,7 @@
 // before the log is read. A refused token's uses (401) fold into one row per token per minute whose count grows,
 // so a leaked revoked secret cannot flood the disk.
 import { availableParallelism } from "node:os";
-import { and, desc, eq, inArray, max, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, max, sql } from "drizzle-orm";
 import { pragmaStatements, type Db } from "../../platform/db/database";
 import { createWriteBehind } from "../../platform/db/write-behind";
 import type { Clock } from "../../platform/clock";
@@ -157,9 +157,13 @@ export function createTokenAuditLog({ db, hotDb, clock, log, journalPath }: Deps
       db.transaction(fn);
     },
 
-    list(tokenId: string, limit: number): AuditRow[] {
+    /** A page of the token's log, newest first, and how many rows it has in all. */
+    list(tokenId: string, w: { pageSize: number; offset: number }): { rows: AuditRow[]; total: number } {
       journal.flush();
-      return db.select().from(apiTokenAuditLogs).where(eq(apiTokenAuditLogs.tokenId, tokenId)).orderBy(desc(apiTokenAuditLogs.id)).limit(limit).all();
+      const where = eq(apiTokenAuditLogs.tokenId, tokenId);
+      const total = db.select({ n: count() }).from(apiTokenAuditLogs).where(where).get()?.n ?? 0;
+      const rows = db.select().from(apiTokenAuditLogs).where(where).orderBy(desc(apiTokenAuditLogs.id)).limit(w.pageSize).offset(w.offset).all();
+      return { rows, total };
     },
 
     /**

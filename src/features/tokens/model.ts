@@ -1,6 +1,6 @@
 // Request and response schemas of the API token endpoints (validation, types and docs in one).
 import { t } from "elysia";
-import { Int, QueryInt, Timestamp, Uuid } from "../../platform/http/schemas";
+import { Int, Timestamp, Uuid } from "../../platform/http/schemas";
 
 export const TokenRole = t.UnionEnum(["USER", "SYSTEM"], { description: "USER (default) or SYSTEM (needed by the MCP admin tools)" });
 
@@ -25,9 +25,8 @@ export const UpdateTokenBody = t.Object(
 
 export const RenewTokenBody = t.Object({ expires_at: Timestamp }, { additionalProperties: false });
 
-export const AuditQuery = t.Object({
-  limit: t.Optional(QueryInt("limit", { minimum: 1, maximum: 1000, description: "Newest entries first (default 100)" })),
-});
+/** Newest entries first: `limit` alone (default 100) is the newest ones; `page`/`pageSize` reach older ones (an addition). */
+export { PaginationQuery as AuditQuery } from "../../platform/http/pagination";
 
 export const Token = t.Object({
   id: Uuid,

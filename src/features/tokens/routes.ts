@@ -123,12 +123,17 @@ export function tokenRoutes({ auth, tokens }: { auth: AuthPlugin; tokens: Tokens
     )
     .get(
       "/api/api-tokens/:id/audit-logs",
-      ({ principal, params, query }) => ({ success: true as const, data: tokens.auditLogs(principal, params.id, query.limit ?? 100).map(auditView) }),
+      ({ principal, params, query }) => {
+        // The spec's `limit` alone (default 100) keeps its meaning; page/pageSize page further back.
+        const w = query.page === undefined && query.pageSize === undefined ? { page: 1, pageSize: query.limit ?? 100, offset: 0 } : pageWindow(query);
+        const { rows, total } = tokens.auditLogs(principal, params.id, w);
+        return { success: true as const, data: rows.map(auditView), pagination: { page: w.page, pageSize: w.pageSize, total } };
+      },
       {
         auth: "jwt",
         params: IdParams,
         query: AuditQuery,
-        response: { 200: ok(t.Array(AuditEntry)), ...errors(400, 401, 403, 404, 429) },
+        response: { 200: okList(AuditEntry), ...errors(400, 401, 403, 404, 429) },
         detail: { summary: "Audit log, newest first" },
       },
     )

@@ -259,9 +259,9 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       forget();
     },
 
-    auditLogs(principal: Principal, id: string, limit: number) {
+    auditLogs(principal: Principal, id: string, w: PageWindow) {
       const token = requireManageable(principal, id, "history");
-      return audit.list(token.id, limit);
+      return audit.list(token.id, w);
     },
 
     /** Checks a presented secret. Never throws; the auth plugin turns failures into the spec's 401. */
