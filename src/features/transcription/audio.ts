@@ -41,8 +41,14 @@ export async function prepareAudio(bytes: Uint8Array, maxSeconds: number): Promi
   return { bytes, source: { kind: "ffmpeg", ffmpeg, format: type.ext, maxSeconds }, duration };
 }
 
-/** "7 h 16 min", "2 h 0 min 5 s". */
+/**
+ * "1 min 0.01 s", "7 h 16 min 0 s", "2 h 0 min 5.5 s": to the hundredth of a second, rounded up, so
+ * a file refused for being over the cap never reads as within it (60.01 s is not "1 min").
+ */
 function hours(seconds: number): string {
-  const s = Math.round(seconds);
-  return `${Math.floor(s / 3600)} h ${Math.floor(s / 60) % 60} min${s % 60 ? ` ${s % 60} s` : ""}`;
+  const cs = Math.ceil(Math.round(seconds * 1e6) / 1e4); // whole hundredths, without float noise (60.01 * 100 = 6000.999...)
+  const h = Math.floor(cs / 360_000);
+  const min = Math.floor(cs / 6000) % 60;
+  const s = `${(cs % 6000) / 100} s`;
+  return h ? `${h} h ${min} min ${s}` : `${min} min ${s}`;
 }
