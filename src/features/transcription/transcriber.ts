@@ -28,7 +28,8 @@ export interface Transcript {
 
 type State = { state: "idle" | "loading" | "ok" } | { state: "unavailable"; reason: string };
 
-type Window = { done: true } | { done: false; language: string; from: number; to: number; segments: { start: number; end: number; text: string }[] };
+/** A window without sound comes back with no segments and the language still unknown when none was given. */
+type Window = { done: true } | { done: false; language: string | null; from: number; to: number; segments: { start: number; end: number; text: string }[] };
 
 export function createTranscriber(opts: { modelsDir: string; model: string; offline: boolean; maxSeconds: number }) {
   const url = workerUrl("features/transcription/worker.ts");

@@ -6,6 +6,7 @@ import { loadTranscriber, type LoadedTranscriber, type TranscriberOptions } from
 import { serveWorker } from "../../platform/ml/worker-client";
 import type { AudioSource } from "./audio";
 import { decodeBlocks } from "./decode";
+import { hasSpeech, heard, loudFrames } from "./silence";
 import { windowStream, type Window } from "./windows";
 import { lowerThreadPriority } from "../../platform/priority";
 
@@ -67,12 +68,16 @@ serveWorker({
       return { done: true };
     }
     const { from, samples } = window.value;
+    const to = from + samples.length;
+    // A window without sound is not Whisper's to hear: it would invent text (silence.ts).
+    const loud = loudFrames(samples);
+    if (!hasSpeech(loud)) return { done: false, language, from, to, segments: [] };
     const lang = language ?? (await whisper.detectLanguage(samples));
     const part = await whisper.transcribe(samples, lang);
     // ONNX Runtime's tensors are small JS objects over large native buffers, so the collector does not
     // hurry to free them: without this, hours of audio grow the process by ~200 MB every few windows.
     Bun.gc(true);
-    return { done: false, language: lang, from, to: from + samples.length, segments: part.segments };
+    return { done: false, language: lang, from, to, segments: heard(part.segments, loud) };
   },
 
   close,

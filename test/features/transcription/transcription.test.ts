@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
-import { makeWav } from "../../support/audio";
+import { makeWav, sine } from "../../support/audio";
 import { TEST_MODELS_DIR } from "../../support/models";
 import { decodeWav, parseWav } from "../../../src/features/transcription/wav";
 import { windows } from "../../../src/features/transcription/windows";
@@ -112,11 +112,41 @@ describe("audio shapes", () => {
     }
   }, 90_000);
 
-  test("silence gives a transcript without error", async () => {
-    const r = await transcribe(makeWav(new Float32Array(16000 * 3), { rate: 16000 }), { response_format: "verbose_json", language: "en" });
+  test("silence, near-silence and a click give an empty transcript, not invented text", async () => {
+    // Whisper heard these as 760 characters of "Welsh", "Thank you." and "you".
+    let seed = 1;
+    const hiss = Float32Array.from({ length: 16000 * 10 }, () => ((seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5) * 0.003); // about -60 dBFS
+    const cases: [string, Float32Array, Record<string, string>][] = [
+      ["10 s of digital silence", new Float32Array(16000 * 10), {}],
+      ["3 s of digital silence in English", new Float32Array(16000 * 3), { language: "en" }],
+      ["10 s of hiss at -60 dBFS", hiss, {}],
+      ["a 10 ms tone", sine(440, 0.01, 16000), {}],
+      ["a 10 ms tone in 2 s of silence", Float32Array.from({ length: 32000 }, (_, i) => (i >= 16000 && i < 16160 ? 0.5 * Math.sin(i / 5) : 0)), { language: "en" }],
+    ];
+    for (const [name, samples, fields] of cases) {
+      const r = await transcribe(makeWav(samples, { rate: 16000 }), { response_format: "verbose_json", ...fields });
+      expect({ name, status: r.status, text: r.body.text, segments: r.body.segments }).toEqual({ name, status: 200, text: "", segments: [] });
+      expect(r.body.duration).toBeCloseTo(samples.length / 16000, 1);
+    }
+  }, 60_000);
+
+  test("40 s of silence between two sentences holds no segment; both sentences are heard", async () => {
+    const [first, second] = await Promise.all(["callback.wav", "groceries.wav"].map(samplesOf));
+    const gap = 16000 * 40;
+    const audio = new Float32Array(first!.length + gap + second!.length);
+    audio.set(first!, 0);
+    audio.set(second!, first!.length + gap);
+    const quietFrom = first!.length / 16000 + 0.5;
+    const quietTo = (first!.length + gap) / 16000 - 0.5;
+    const r = await transcribe(makeWav(audio, { rate: 16000 }), { response_format: "verbose_json" });
     expect(r.status).toBe(200);
-    expect(r.body.duration).toBeCloseTo(3, 1);
-  }, 30_000);
+    expect(r.body.language).toBe("english");
+    expect(r.body.text.toLowerCase()).toContain("call me back");
+    expect(r.body.text.toLowerCase()).toContain("milk");
+    for (const s of r.body.segments as { start: number; end: number; text: string }[]) {
+      expect({ ...s, overSilence: s.end > quietFrom && s.start < quietTo }).toEqual({ ...s, overSilence: false });
+    }
+  }, 60_000);
 
   test("a 3-minute recording is transcribed whole, its segments in order and in time with the audio", async () => {
     const parts = await Promise.all(["backup.wav", "callback.wav", "groceries.wav", "thanks.wav"].map(samplesOf));
