@@ -5,6 +5,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { ValueErrorType } from "@sinclair/typebox/errors";
+import { unprocessable } from "./errors";
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -96,4 +97,14 @@ export function problemText(issue: { type?: number; path?: string; message?: str
   // TypeBox's own words, which (unlike Elysia's summary) never quote the value.
   const said = issue.message ?? "is invalid";
   return field ? `${field}: ${said}` : said;
+}
+
+/**
+ * A name with its spaces trimmed, or 422 "<field> must not be blank": a schema's minLength counts
+ * spaces, so a name of spaces only would be stored empty.
+ */
+export function nonBlank(value: string, field = "name"): string {
+  const trimmed = value.trim();
+  if (!trimmed) throw unprocessable(`${field} must not be blank`);
+  return trimmed;
 }

@@ -2,7 +2,8 @@
 import { count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { conflict, forbidden, notFound, unprocessable } from "../../platform/errors";
+import { conflict, forbidden, notFound } from "../../platform/errors";
+import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal, type UserPrincipal, type UserRole } from "../../platform/auth/principal";
 import { organizations, users } from "./table";
@@ -110,9 +111,7 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
     },
 
     createOrganizationRow(name: string): OrganizationRow {
-      // The schema's minLength counts spaces: a name of spaces only would be stored empty.
-      if (!name.trim()) throw unprocessable("name must not be blank");
-      const row = { id: crypto.randomUUID(), name: name.trim(), createdAt: new Date(clock.now()) };
+      const row = { id: crypto.randomUUID(), name: nonBlank(name), createdAt: new Date(clock.now()) };
       db.insert(organizations).values(row).run();
       return row;
     },

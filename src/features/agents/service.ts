@@ -1,7 +1,7 @@
 // Agents of a workspace: the catalog, install and custom creation (each with its workflow), list,
 // read, update, uninstall, invoke, and their executions with every tool call and the tokens used.
 import { and, asc, count, desc, eq, inArray } from "drizzle-orm";
-import { problemText, validatorFor } from "../../platform/validator";
+import { problemText, validatorFor, nonBlank } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -95,11 +95,6 @@ export function createAgentsService(deps: {
     return requireAgent(p, row.id);
   };
 
-  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
-  const nonBlank = (name: string) => {
-    if (!name.trim()) throw unprocessable("name must not be blank");
-    return name.trim();
-  };
 
   /** The execution once it ends, or as it is when `ms` have passed on the injected clock (so tests move time instead of waiting). */
   const untilEndedOr = (p: Principal, id: string, ms: number) =>

@@ -4,7 +4,7 @@
 // sealed with the secret key and never returned.
 import { and, count, desc, eq, isNull, or } from "drizzle-orm";
 import type { TSchema } from "@sinclair/typebox";
-import { problemText, validatorFor } from "../../platform/validator";
+import { problemText, validatorFor, nonBlank } from "../../platform/validator";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, invalid, notFound, unprocessable } from "../../platform/errors";
@@ -41,11 +41,6 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     const c = connectors.get(type);
     if (!c) throw unprocessable(`Unknown integration type "${type}"; the types are: ${[...connectors.keys()].join(", ")}`);
     return c;
-  };
-  /** The schema's minLength counts spaces: a title of spaces only would be stored empty. */
-  const nonBlank = (title: string) => {
-    if (!title.trim()) throw unprocessable("title must not be blank");
-    return title.trim();
   };
   const check = (schema: TSchema, value: unknown, what: string) => {
     const e = validatorFor(schema).Errors(value).First();
@@ -151,7 +146,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     },
 
     create(p: Principal, input: { title: string; type: string; productId?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown> }): IntegrationRow {
-      const title = nonBlank(input.title);
+      const title = nonBlank(input.title, "title");
       const c = connector(input.type);
       const productId = input.productId ? workspaces.requireVisible(p, input.productId).id : null;
       requireManager(p, { productId });
@@ -184,7 +179,7 @@ export function createIntegrationsService(deps: { db: Db; clock: Clock; workspac
     update(p: Principal, id: string, patch: { title?: string; config?: Record<string, unknown>; credentials?: Record<string, unknown>; status?: "active" | "disabled" }): IntegrationRow {
       const row = requireIntegration(p, id);
       requireManager(p, row);
-      const title = patch.title === undefined ? row.title : nonBlank(patch.title);
+      const title = patch.title === undefined ? row.title : nonBlank(patch.title, "title");
       if (title !== row.title) requireFreeTitle(row.organizationId, row.productId, title, row.id);
       const c = connector(row.type);
       if (patch.config) {

@@ -3,7 +3,8 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { durableCommit } from "../../platform/db/durability";
-import { conflict, notFound, unprocessable } from "../../platform/errors";
+import { conflict, notFound } from "../../platform/errors";
+import { nonBlank } from "../../platform/validator";
 import { knowledgeBases, knowledgeFiles } from "./table";
 import type { ChunkDrain } from "./drain";
 import type { KnowledgeBaseRow, KnowledgeDeps } from "./service";
@@ -49,11 +50,6 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
     return kb;
   };
 
-  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
-  const nonBlank = (name: string) => {
-    if (!name.trim()) throw unprocessable("name must not be blank");
-    return name.trim();
-  };
   const nameTaken = (productId: string, name: string) =>
     db.select({ id: knowledgeBases.id }).from(knowledgeBases).where(and(eq(knowledgeBases.productId, productId), eq(knowledgeBases.name, name))).get() !== undefined;
 

@@ -3,6 +3,7 @@ import { and, count, desc, eq, isNull, lte, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
 import { conflict, forbidden, notFound, unprocessable } from "../../platform/errors";
+import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { TokenCheck } from "../../platform/auth/authenticator";
 import type { Principal, TokenPrincipal, TokenRole } from "../../platform/auth/principal";
@@ -98,11 +99,6 @@ export function createTokensService({ db, clock, workspaces, audit, organization
    */
   const expiryUnlogged = (t: TokenRow) => Boolean(t.expiresAt && t.expiresAt.getTime() <= clock.now() && !t.expiryLoggedAt);
 
-  /** The schema's minLength counts spaces: a name of spaces only would be stored empty (spec §5 rule 9: name required). */
-  const nonBlank = (name: string) => {
-    if (!name.trim()) throw unprocessable("token_name must not be blank");
-    return name.trim();
-  };
 
   return {
     statusOf: (t: TokenRow) => statusOf(t, clock.now()),
@@ -126,7 +122,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const workspace = workspaces.requireVisible(user, input.productId);
       if (!workspaces.canManage(user, workspace)) throw forbidden("Only owners, admins and the workspace's creator may create its tokens");
       if (input.role === "SYSTEM" && !isOrgAdmin(user)) throw forbidden("Only owners and admins may create SYSTEM tokens");
-      const tokenName = nonBlank(input.tokenName);
+      const tokenName = nonBlank(input.tokenName, "token_name");
       const secret = generateToken();
       const at = now();
       const row: TokenRow = {
@@ -176,7 +172,7 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       const next: Partial<TokenRow> = {};
       const actions: AuditAction[] = [];
       if (patch.tokenName !== undefined) {
-        const name = nonBlank(patch.tokenName);
+        const name = nonBlank(patch.tokenName, "token_name");
         if (name !== token.tokenName) next.tokenName = name;
       }
       if (patch.expiresAt !== undefined) {

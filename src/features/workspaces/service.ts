@@ -2,7 +2,8 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { forbidden, notFound, unprocessable } from "../../platform/errors";
+import { forbidden, notFound } from "../../platform/errors";
+import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal } from "../../platform/auth/principal";
 import { products } from "./table";
@@ -25,11 +26,6 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
     return row;
   };
 
-  /** The schema's minLength counts spaces: a name of spaces only would be stored empty. */
-  const nonBlank = (name: string) => {
-    if (!name.trim()) throw unprocessable("name must not be blank");
-    return name.trim();
-  };
 
   const visibleTo = (principal: Principal, w: WorkspaceRow) => (principal.kind === "token" ? principal.productId === w.id : principal.organizationId === w.organizationId);
 
