@@ -148,7 +148,23 @@ test("http: a generic REST service's operations become tools", async () => {
     await h.services.workflow.engine.until(r.body.data.execution_id);
     const s = (await h.call("GET", `/api/nodes/status/${r.body.data.id}`, { token: jwt })).body.data;
     expect(s.output).toEqual({ path: "/hosts/web%201", q: "1", auth: "Bearer cmdb-key" });
+    // Its check reaches the base URL with the credentials and calls no operation (before: ok
+    // without any call at all).
+    const checked = await h.call("POST", `/api/integrations-base/${i.body.data.id}/test`, { token: jwt });
+    expect([checked.body.data.ok, checked.body.message]).toEqual([true, `CMDB at ${svc.url.host} answered HTTP 200 at its base URL with these credentials (no operation was called)`]);
     await h.call("DELETE", `/api/integrations-base/${i.body.data.id}`, { token: jwt });
+    const locked = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("who are you", { status: 401 }) });
+    try {
+      const wrong = await h.call("POST", "/api/integrations-base", {
+        token: jwt,
+        body: { title: "Locked", type: "http", product_id: ws, config: { base_url: locked.url.origin, name: "Locked", operations: [{ name: "get_thing", description: "A thing", method: "GET", path: "/things/{id}" }] }, credentials: { bearer_token: "not-the-key" } },
+      });
+      const refused = await h.call("POST", `/api/integrations-base/${wrong.body.data.id}/test`, { token: jwt });
+      expect([refused.body.data.ok, refused.body.message]).toEqual([false, `Locked refused these credentials (HTTP 401 at ${locked.url.origin})`]);
+      await h.call("DELETE", `/api/integrations-base/${wrong.body.data.id}`, { token: jwt });
+    } finally {
+      locked.stop(true);
+    }
   } finally {
     svc.stop(true);
   }

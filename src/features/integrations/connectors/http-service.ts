@@ -1,6 +1,7 @@
 // A generic REST service: its base URL, how it authenticates, and a list of operations, each of
 // which becomes a tool ({path parameters and query} in, the JSON answer out).
 import { t, type TSchema } from "elysia";
+import { safeFetch } from "../../../platform/net/safe-fetch";
 import { apiCall, baseUrl, type Connector, type ConnectorTool } from "./connector";
 
 export interface HttpOperation {
@@ -21,6 +22,16 @@ const Operation = t.Object(
   { additionalProperties: false },
 );
 
+const serviceName = (config: Record<string, unknown>) => String(config.name ?? "The service");
+
+/** The request headers of the configured authentication: a bearer token, Basic, or a header of its own. */
+function authHeaders(c: Record<string, unknown>): Record<string, string> {
+  if (c.bearer_token) return { authorization: `Bearer ${c.bearer_token}` };
+  if (c.username) return { authorization: `Basic ${Buffer.from(`${c.username}:${c.password ?? ""}`).toString("base64")}` };
+  if (c.header_name) return { [String(c.header_name)]: String(c.header_value ?? "") };
+  return {};
+}
+
 const paramsOf = (path: string) => [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
 
 /** The tool of one operation: path parameters required, `query` and (for writes) `body` optional. */
@@ -35,9 +46,7 @@ function operationTool(op: HttpOperation): ConnectorTool {
     async run(args, ctx) {
       const path = op.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_, p: string) => encodeURIComponent(String(args[p])));
       const qs = args.query ? `?${new URLSearchParams(args.query as Record<string, string>)}` : "";
-      const c = ctx.credentials;
-      const headers: Record<string, string> = c.bearer_token ? { authorization: `Bearer ${c.bearer_token}` } : c.username ? { authorization: `Basic ${Buffer.from(`${c.username}:${c.password ?? ""}`).toString("base64")}` } : c.header_name ? { [String(c.header_name)]: String(c.header_value ?? "") } : {};
-      const { data } = await apiCall(String(ctx.config.name ?? "The service"), `${baseUrl(ctx.config, "")}${path}${qs}`, { method: op.method, headers, body: args.body, signal: ctx.signal, allow: ctx.allow });
+      const { data } = await apiCall(serviceName(ctx.config), `${baseUrl(ctx.config, "")}${path}${qs}`, { method: op.method, headers: authHeaders(ctx.credentials), body: args.body, signal: ctx.signal, allow: ctx.allow });
       return { text: typeof data === "string" ? data.slice(0, 8000) : JSON.stringify(data).slice(0, 8000), data: data && typeof data === "object" && !Array.isArray(data) ? data : { result: data } };
     },
   };
@@ -59,4 +68,14 @@ export const httpService: Connector = {
   ),
   tools: [],
   toolsFor: (config) => ((config.operations as HttpOperation[] | undefined) ?? []).map(operationTool),
+  // No operation is called (one may change something): the base URL, with the credentials, shows
+  // that the service is reachable and whether it refuses them.
+  async check(ctx) {
+    const url = baseUrl(ctx.config, "");
+    const res = await safeFetch(url, { headers: { accept: "application/json", ...authHeaders(ctx.credentials) }, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(30_000)]), allow: ctx.allow, maxBytes: 64 * 1024 });
+    const name = serviceName(ctx.config);
+    if (res.status === 401 || res.status === 403) throw new Error(`${name} refused these credentials (HTTP ${res.status} at ${url})`);
+    if (res.status >= 500) throw new Error(`${name} answered HTTP ${res.status} at ${url}`);
+    return `${name} at ${new URL(url).host} answered HTTP ${res.status} at its base URL with these credentials (no operation was called)`;
+  },
 };
