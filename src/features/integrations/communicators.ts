@@ -75,7 +75,13 @@ export function createCommunicators(deps: { db: Db; clock: Clock; log: Logger; j
           });
       const ended = await deps.engine.until(execution.id, ENDED, ANSWER_WAIT_MS);
       const out = ended.output as { text?: string } | null;
-      text = ended.status === "succeeded" ? (out?.text ?? JSON.stringify(out)) : `Sorry, I could not answer (${ended.error ?? ended.status}).`;
+      if (ended.status === "succeeded") text = out?.text ?? JSON.stringify(out);
+      else {
+        // The reason names Hearth's own servers and addresses: it goes to the log and the
+        // execution, where the operators look, not to everyone in the channel.
+        deps.log.warn("communicator.no_answer", { integration: row.id, execution: execution.id, status: ended.status, error: ended.error });
+        text = `Sorry, I could not answer this time. (Hearth execution ${execution.id} says why.)`;
+      }
     }
     if (signal.aborted) return;
     const send = service.toolsOf(row).find((t) => t.name === "send_message")!;

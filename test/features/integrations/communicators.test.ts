@@ -74,6 +74,25 @@ test("a message is answered by the agent in its thread, once, even when Slack re
   expect(runs[0].trigger.type).toBe("communicator");
 });
 
+test("when the model is down, the channel is told so plainly; the reason, which names Hearth's servers, stays in Hearth", async () => {
+  fake.mode = "error";
+  try {
+    const before = posts.length;
+    expect((await deliver({ type: "event_callback", event_id: "Ev0200", event: { type: "app_mention", text: "<@U0BOT> status?", channel: "C42", ts: "1700000000.000300", user: "U1" } })).status).toBe(200);
+    await h.services.jobs.idle();
+    for (let i = 0; i < 100 && posts.length === before; i++) await Bun.sleep(20);
+    const reply = posts.at(-1)!.text as string;
+    // Before: "Sorry, I could not answer (node "agent" (agent) failed: <the model server's error>)",
+    // which for an unreachable server named its address.
+    expect(reply).toMatch(/^Sorry, I could not answer this time\. \(Hearth execution [0-9a-f-]{36} says why\.\)$/);
+    const execution = (await h.call("GET", `/api/workflow/${/execution ([0-9a-f-]{36})/.exec(reply)![1]}/status`, { token: jwt })).body.data;
+    expect(execution.status).toBe("failed");
+    expect(execution.error).toContain("something went wrong in the runner"); // the model server's own words, kept in Hearth
+  } finally {
+    fake.mode = "ok";
+  }
+});
+
 test("an agent of another workspace is refused as agent_id, and never answers for a row stored before that check", async () => {
   const other = (await h.call("POST", "/api/products", { token: jwt, body: { name: "Other team" } })).body.data.id;
   const stranger = (await h.call("POST", "/api/agent-base", { token: jwt, body: { product_id: other, name: "stranger", system_prompt: "Other team's secrets.", tools: [] } })).body.data;
