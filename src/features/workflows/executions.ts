@@ -52,6 +52,9 @@ export function checkInput(input: Record<string, unknown> | undefined): Record<s
   return value;
 }
 
+/** The statuses of an execution not ended (the status index finds them; NOT IN would scan). */
+const IN_PROGRESS: ExecutionStatus[] = ["queued", "running", "paused", "waiting"];
+
 export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; workflows: WorkflowsService; workspaces: WorkspacesService; registry: NodeRegistry }) {
   const { db, engine, workflows, workspaces, registry } = deps;
   const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
@@ -153,6 +156,15 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
 
     /** Stops every execution of a workflow still in progress (before it is deleted or uninstalled). */
     stopAllOf: (workflowId: string) => stopOpen(eq(workflowExecutions.workflowId, workflowId)),
+
+    /** Executions an agent's invoke_workflow started from `parentId` (trigger api, id the parent) still in progress; durable, so also those started before a restart. */
+    childrenInProgress: (parentId: string) =>
+      db
+        .select({ id: workflowExecutions.id })
+        .from(workflowExecutions)
+        .where(and(inArray(workflowExecutions.status, IN_PROGRESS), eq(workflowExecutions.triggerType, "api"), eq(workflowExecutions.triggerId, parentId)))
+        .all()
+        .map((r) => r.id),
 
     inProgress: (ids: string[]) => (ids.length ? db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(inArray(workflowExecutions.id, ids), notInArray(workflowExecutions.status, ENDED))).all() : []),
   };

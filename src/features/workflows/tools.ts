@@ -22,16 +22,12 @@ const HTTP_TEXT_CHARS = 8000;
 type ToolContextPrincipal = ToolContext["principal"];
 
 export function workflowTools(deps: { workflows: WorkflowsService; executions: ExecutionsService; engine: WorkflowEngine; allow: AllowList }): ToolDef<any>[] {
-  /** Children started by invoke_workflow and not ended yet, by their parent execution. */
-  const children = new Map<string, Set<string>>();
+  // A parent that stops or fails stops the children it started still in progress (found by their
+  // trigger, so also those started before a restart). One that succeeded told its model about a
+  // child still running; that one may finish.
   deps.engine.onExit((row) => {
-    if (!ENDED.includes(row.status)) return;
-    if (row.triggerType === "api" && row.triggerId) children.get(row.triggerId)?.delete(row.id);
-    const mine = children.get(row.id);
-    children.delete(row.id);
-    // A parent that succeeded told its model about a child still running; that one may finish.
-    if (!mine || row.status === "succeeded") return;
-    for (const id of mine) {
+    if (row.status !== "stopped" && row.status !== "failed") return;
+    for (const id of deps.executions.childrenInProgress(row.id)) {
       try {
         deps.engine.stop(id);
       } catch (e) {
@@ -82,7 +78,6 @@ export function workflowTools(deps: { workflows: WorkflowsService; executions: E
         input: checkInput(args.input),
         createdBy: ctx.principal.tokenId,
       });
-      if (ctx.executionId) (children.get(ctx.executionId) ?? children.set(ctx.executionId, new Set()).get(ctx.executionId)!).add(e.id);
       const ended = await deps.engine.until(e.id, ENDED, INVOKE_WAIT_MS);
       const data = { execution_id: e.id, status: ended.status, output: ended.output, error: ended.error };
       if (ended.status === "failed") throw new Error(`workflow "${w.name}" failed: ${ended.error}`);
