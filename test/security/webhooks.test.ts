@@ -149,6 +149,19 @@ describe("duplicates and leaks", () => {
     expect(JSON.stringify(exec.input)).not.toMatch(/svc_|a=b|sha256=/);
     const views = await h.call("GET", `/api/agent-base/triggers?product_id=${ws}`, { token: jwt });
     expect(views.text).not.toContain("a-very-secret-value-123");
+    // Nor in the workflow's own views (before: its graph showed the secret to every user and token
+    // of the workspace); saving the graph as read keeps it.
+    const read = await h.call("GET", `/api/workflow-base/${w.id}`, { token: jwt });
+    const versions = await h.call("GET", `/api/workflow-base/${w.id}/versions`, { token: jwt });
+    for (const r of [read, versions]) expect(r.text).not.toContain("a-very-secret-value-123");
+    expect(read.body.data.graph.nodes[0].config.secret).toBe("(kept)");
+    const saved = await h.call("PUT", `/api/workflow-base/${w.id}`, { token: jwt, body: { graph: read.body.data.graph } });
+    expect(saved.status).toBe(200);
+    const again = await post("leak-check-path1", raw, { "x-hub-signature-256": sig });
+    expect(again.status).toBe(200);
+    const stray = { nodes: [...read.body.data.graph.nodes, { id: "hook2", type: "trigger.webhook", config: { path: "leak-check-path2", secret: "(kept)" } }], edges: [] };
+    const refused = await h.call("PUT", `/api/workflow-base/${w.id}`, { token: jwt, body: { graph: stray } });
+    expect([refused.status, refused.body.message]).toEqual([422, 'Node "hook2": config.secret is (kept), but the node has no secret to keep; send the secret itself']);
   });
 
   test("probing unknown paths is budgeted per client address", async () => {

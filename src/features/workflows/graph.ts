@@ -77,3 +77,43 @@ export function triggerNodes(graph: Graph, registry: NodeRegistry) {
     return kind ? [{ node: n, kind }] : [];
   });
 }
+
+/** What a secret of a node's config is shown as; a save that sends it back keeps the secret. */
+export const SECRET_KEPT = "(kept)";
+
+/** The graph as callers see it: each secret of a node's config (a webhook's) as SECRET_KEPT. */
+export function hideSecrets(graph: Graph, registry: NodeRegistry): Graph {
+  return mapSecrets(graph, registry, (node, key) => (node.config?.[key] === undefined ? undefined : SECRET_KEPT));
+}
+
+/**
+ * The graph to save: each SECRET_KEPT replaced by the secret the node of that id has in `previous`
+ * (the graph the caller read); 422 when there is none to keep.
+ */
+export function keepSecrets(graph: Graph, previous: Graph | undefined, registry: NodeRegistry): Graph {
+  return mapSecrets(graph, registry, (node, key) => {
+    const value = node.config?.[key];
+    if (value !== SECRET_KEPT) return value;
+    const kept = previous?.nodes.find((n) => n.id === node.id && n.type === node.type)?.config?.[key];
+    if (typeof kept !== "string") throw refuse(node.id, `config.${key} is ${SECRET_KEPT}, but the node has no ${key} to keep; send the ${key} itself`);
+    return kept;
+  });
+}
+
+function mapSecrets(graph: Graph, registry: NodeRegistry, value: (node: Graph["nodes"][number], key: string) => unknown): Graph {
+  if (!graph.nodes.some((n) => registry.get(n.type)?.secretKeys?.length)) return graph;
+  return {
+    ...graph,
+    nodes: graph.nodes.map((node) => {
+      const keys = registry.get(node.type)?.secretKeys ?? [];
+      if (!keys.some((k) => node.config?.[k] !== undefined)) return node;
+      const config = { ...node.config };
+      for (const key of keys) {
+        const v = value(node, key);
+        if (v === undefined) delete config[key];
+        else config[key] = v;
+      }
+      return { ...node, config };
+    }),
+  };
+}

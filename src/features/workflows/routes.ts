@@ -10,9 +10,12 @@ import type { ExecutionsService } from "./executions";
 import type { VersionRow, WorkflowRow, WorkflowsService } from "./service";
 
 const versionSummary = (v: VersionRow) => ({ id: v.id, workflow_id: v.workflowId, version: v.version, created_at: v.createdAt.toISOString() });
-const versionView = (v: VersionRow) => ({ ...versionSummary(v), graph: v.graph });
-
 export function workflowRoutes({ auth, workflows, executions }: { auth: AuthPlugin; workflows: WorkflowsService; executions: ExecutionsService }) {
+  const versionView = (v: VersionRow) => ({ ...versionSummary(v), graph: workflows.shown(v.graph) });
+  const activeShown = (w: WorkflowRow) => {
+    const graph = workflows.activeGraph(w);
+    return graph && workflows.shown(graph);
+  };
   const view = (w: WorkflowRow, detail?: { versions: VersionRow[] }) => ({
     id: w.id,
     product_id: w.productId,
@@ -21,7 +24,7 @@ export function workflowRoutes({ auth, workflows, executions }: { auth: AuthPlug
     active_version_id: w.activeVersionId,
     latest_version: w.latestVersion,
     agent_id: w.agentId,
-    ...(detail ? { graph: workflows.activeGraph(w), versions: detail.versions.map(versionSummary) } : {}),
+    ...(detail ? { graph: activeShown(w), versions: detail.versions.map(versionSummary) } : {}),
     created_at: w.createdAt.toISOString(),
     updated_at: w.updatedAt.toISOString(),
   });

@@ -8,7 +8,7 @@ import { invalid, notFound } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
-import { validateGraph } from "./graph";
+import { hideSecrets, keepSecrets, validateGraph } from "./graph";
 import type { Graph } from "./model";
 import type { NodeRegistry } from "./nodes/node-type";
 import { syncTriggers } from "./triggers";
@@ -50,6 +50,9 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
   const activeGraph = (w: WorkflowRow): Graph | undefined =>
     w.activeVersionId ? db.select({ graph: workflowVersions.graph }).from(workflowVersions).where(eq(workflowVersions.id, w.activeVersionId)).get()?.graph : undefined;
 
+  const latestGraph = (w: WorkflowRow): Graph | undefined =>
+    db.select({ graph: workflowVersions.graph }).from(workflowVersions).where(eq(workflowVersions.workflowId, w.id)).orderBy(desc(workflowVersions.version)).limit(1).get()?.graph;
+
   type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
   const activate = (tx: Tx, w: WorkflowRow, version: VersionRow) => {
@@ -71,6 +74,8 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
     requireWorkflow,
     requireVersion,
     activeGraph,
+    /** A graph as callers see it: node secrets hidden (graph.ts, hideSecrets). */
+    shown: (graph: Graph) => hideSecrets(graph, registry),
     productOf,
 
     list(principal: Principal, productId: string | undefined, win: PageWindow) {
@@ -88,6 +93,7 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
 
     create(principal: Principal, input: { productId?: string; name: string; description?: string; graph: Graph; activate?: boolean; agentId?: string | null }): WorkflowRow {
       const productId = productOf(principal, input.productId);
+      input = { ...input, graph: keepSecrets(input.graph, undefined, registry) };
       validateGraph(input.graph, registry);
       const now = new Date(clock.now());
       const w: WorkflowRow = {
@@ -117,6 +123,8 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
     update(principal: Principal, id: string, patch: { name?: string; description?: string | null; graph?: Graph; activate?: boolean; activeVersionId?: string }): WorkflowRow {
       const w = requireWorkflow(principal, id);
       if (patch.graph && patch.activeVersionId) throw invalid("Send graph (a new version) or active_version_id (a rollback), not both");
+      // Secrets come back as read (hidden): they keep what the active version (else the latest) had.
+      if (patch.graph) patch = { ...patch, graph: keepSecrets(patch.graph, activeGraph(w) ?? latestGraph(w), registry) };
       if (patch.graph) validateGraph(patch.graph, registry);
       db.transaction((tx) => {
         if (patch.name !== undefined || patch.description !== undefined) {

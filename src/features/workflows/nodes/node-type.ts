@@ -43,6 +43,8 @@ export interface NodeType<C = Record<string, unknown>> {
   final?: boolean;
   /** The branches its run may choose; only its edges may carry `when`, naming one of them. */
   branches?: string[];
+  /** Config keys that hold secrets: never shown (SECRET_KEPT instead); a save sending SECRET_KEPT keeps the value. */
+  secretKeys?: string[];
   /** Config keys whose strings are expressions themselves (not templates); checked at save. */
   expressionKeys?: string[];
   /** Further checks at save (a cron that does not parse, a bad URL): a message, or undefined. */

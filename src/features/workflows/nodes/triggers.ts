@@ -60,6 +60,7 @@ export const webhookTrigger: NodeType<{ path: string; secret?: string; events?: 
   type: "trigger.webhook",
   description: "Fires on POST /api/webhook/{path}; the input is {body, headers, event}.",
   trigger: "webhook",
+  secretKeys: ["secret"],
   config: t.Object(
     {
       path: t.String({ pattern: WEBHOOK_PATH.source, description: "Unique on this Hearth; 8 to 128 letters, digits, _ . - (without a secret the path is the credential: make it long and random)" }),
