@@ -227,6 +227,7 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
   }, 120_000);
 
   test("an agent is installed from the catalog, invoked, and its execution shows the tool call", async () => {
+    await go("Workflows"); // its lists are now known to the console
     await go("Agents");
     await page.getByRole("button", { name: "Install Knowledge assistant" }).click();
     await page.getByLabel("Agent name").fill("Ops helper");
@@ -254,6 +255,10 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await run.locator("summary").click();
     expect(await run.getByRole("list", { name: "Tool calls" }).textContent()).toContain("search_knowledge");
     await shot("08-agents");
+    // The agent's workflow and trigger are on the Workflows screen at once (before: its lists,
+    // loaded before the install, were reused for five minutes).
+    await go("Workflows");
+    await page.getByRole("button", { name: "Run Ops helper: start" }).waitFor({ timeout: 10_000 });
   }, 120_000);
 
   test("the invoke form asks for what the agent takes: meeting notes an audio URL (the server's 422 shown by it), a custom agent a query and JSON", async () => {
@@ -346,7 +351,7 @@ describe.skipIf(Boolean(missing))("web console in chromium", () => {
     await shot("10-workflow-done");
     // Its manual trigger, listed once the workflow exists, runs it too and shows that execution.
     const triggers = page.getByRole("region", { name: "Triggers" });
-    await triggers.getByRole("listitem").filter({ hasText: "Publish release" }).getByRole("button", { name: "Run start" }).click();
+    await triggers.getByRole("listitem").filter({ hasText: "Publish release" }).getByRole("button", { name: "Run Publish release: start" }).click();
     const started = triggers.getByLabel("Execution", { exact: true });
     await started.getByRole("alert").filter({ hasText: "Waiting for approval" }).waitFor({ timeout: 30_000 });
     await started.getByRole("button", { name: "Reject" }).click();

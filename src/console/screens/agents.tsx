@@ -3,10 +3,16 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, del, get, post } from "../api";
 import { workspace } from "../state";
-import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, json, useLoad } from "../ui/kit";
+import { Action, Badge, ErrorNote, Field, Note, Section, Spinner, forget, json, useLoad } from "../ui/kit";
 import { SchemaForm, invalidJson, type Schema } from "../ui/schema-form";
 import { AgentRuns } from "./agent-runs";
 import { KnowledgeBasePicker } from "./knowledge-picker";
+
+/** An agent is installed or uninstalled with its workflow and trigger: the Workflows screen's lists are stale then. */
+const forgetAgentWorkflows = () => {
+  forget("workflows:");
+  forget("triggers:");
+};
 
 interface Template {
   id: string;
@@ -197,6 +203,7 @@ export function Agents() {
                     await del(`/api/agent-base?id=${a.id}`);
                     if (chosen === a.id) setChosen(null);
                     agents.reload();
+                    forgetAgentWorkflows();
                   }}
                 >
                   Uninstall
@@ -225,6 +232,7 @@ export function Agents() {
             onInstalled={(a) => {
               setInstalling(null);
               agents.reload();
+              forgetAgentWorkflows();
               setChosen(a.id);
             }}
           />

@@ -47,7 +47,7 @@ export function Triggers(props: { changed?: number; names?: Record<string, strin
               {t.type === "manual" && (
                 <Action
                   onError={setError}
-                  aria-label={`Run ${t.node_id}`}
+                  aria-label={`Run ${props.names?.[t.workflow_id] ?? "workflow"}: ${t.node_id}`}
                   run={async () => {
                     setError(null);
                     setStarted((await post<{ id: string }>(`/api/agent-base/triggers/${t.id}/execute`, {})).id);
