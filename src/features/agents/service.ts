@@ -30,7 +30,7 @@ const missingInput = (graph: Graph, input: Record<string, unknown>): string | un
     if (n.type !== "trigger.manual") continue;
     const required = (n.config?.input_schema as { required?: unknown } | undefined)?.required;
     if (!Array.isArray(required)) continue;
-    const missing = required.find((k) => typeof k === "string" && (input[k] === undefined || input[k] === null || input[k] === ""));
+    const missing = required.find((k) => typeof k === "string" && (input[k] === undefined || input[k] === null || (typeof input[k] === "string" && input[k].trim() === "")));
     if (missing) return missing;
   }
   return undefined;

@@ -95,6 +95,9 @@ describe("invoke input and waiting", () => {
     const r = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: userToken, body: { input: { query: "notes please" }, wait: true } });
     expect(r.status).toBe(422);
     expect(r.body.message).toMatch(/^input\.audio_url is required/);
+    // Spaces only are no URL either (before: it ran, and failed in the transcribe node "Invalid URL").
+    const blank = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: userToken, body: { input: { audio_url: "   " }, wait: true } });
+    expect([blank.status, blank.body.message]).toEqual([422, expect.stringMatching(/^input\.audio_url is required/)]);
     expect((await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data).toEqual([]);
   });
 
