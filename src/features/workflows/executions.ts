@@ -6,7 +6,7 @@ import { AppError, conflict, invalid, notFound, tooLarge } from "../../platform/
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
-import { ENDED, type NewExecution, type WorkflowEngine } from "./engine/engine";
+import { ENDED, IN_PROGRESS, type NewExecution, type WorkflowEngine } from "./engine/engine";
 import type { ExecutionRow, NodeRunRow } from "./engine/runner";
 import { validateGraph } from "./graph";
 import { MAX_INPUT_CHARS, type Graph, type RetryPolicy } from "./model";
@@ -52,9 +52,6 @@ export function checkInput(input: Record<string, unknown> | undefined): Record<s
   return value;
 }
 
-/** The statuses of an execution not ended (the status index finds them; NOT IN would scan). */
-const IN_PROGRESS: ExecutionStatus[] = ["queued", "running", "paused", "waiting"];
-
 export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; workflows: WorkflowsService; workspaces: WorkspacesService; registry: NodeRegistry }) {
   const { db, engine, workflows, workspaces, registry } = deps;
   const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
@@ -77,7 +74,7 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
 
   /** Stops the executions matching `where` that are still in progress; how many there were. */
   const stopOpen = (where: SQL) => {
-    const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(where, notInArray(workflowExecutions.status, ENDED))).all();
+    const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(and(where, inArray(workflowExecutions.status, IN_PROGRESS))).all();
     for (const { id } of open) {
       try {
         engine.stop(id);

@@ -5,16 +5,16 @@ import type { Db } from "../../platform/db/database";
 import { drainer } from "../../platform/db/drain";
 import type { Clock } from "../../platform/clock";
 import type { Logger } from "../../platform/log";
+import { ENDED_SQL } from "./engine/engine";
 
 const DAY_MS = 24 * 3600 * 1000;
 const SWEEP_EVERY_MS = 3600 * 1000;
 
 export function createRetention(deps: { db: Db; clock: Clock; log: Logger; days: number }) {
   const { db, clock, log, days } = deps;
-  const sqlite = db.$client;
   // created_at first: the status index finds the candidates; finished_at decides.
-  const drainExecutions = drainer<[number, number]>(sqlite, "workflow_executions", "status IN ('succeeded', 'failed', 'stopped') AND created_at < ? AND finished_at < ?");
-  const drainDeliveries = drainer<[number]>(sqlite, "webhook_deliveries", "received_at < ?");
+  const drainExecutions = drainer<[number, number]>(db.$client, "workflow_executions", `${ENDED_SQL} AND created_at < ? AND finished_at < ?`);
+  const drainDeliveries = drainer<[number]>(db.$client, "webhook_deliveries", "received_at < ?");
   let timer: ReturnType<typeof setInterval> | undefined;
   let sweeping: Promise<void> | undefined;
 
@@ -23,17 +23,14 @@ export function createRetention(deps: { db: Db; clock: Clock; log: Logger; days:
     if (days === 0) return Promise.resolve();
     sweeping ??= (async () => {
       const cutoff = clock.now() - days * DAY_MS;
-      const before = count();
-      await drainExecutions(cutoff, cutoff);
+      const removed = await drainExecutions(cutoff, cutoff);
       await drainDeliveries(cutoff);
-      const removed = before - count();
       if (removed > 0) log.info("workflow.history_removed", { executions: removed, older_than_days: days });
     })()
       .catch((e) => log.error("workflow.history_sweep_failed", { error: String(e) }))
       .finally(() => (sweeping = undefined));
     return sweeping;
   };
-  const count = () => (sqlite.query("SELECT count(*) AS n FROM workflow_executions").get() as { n: number }).n;
 
   return {
     sweep,

@@ -8,6 +8,7 @@ import { invalid, notFound } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { Principal } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
+import { ENDED_SQL } from "./engine/engine";
 import { hideSecrets, keepSecrets, validateGraph } from "./graph";
 import type { Graph } from "./model";
 import type { NodeRegistry } from "./nodes/node-type";
@@ -21,9 +22,8 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
   const { db, clock, workspaces, registry } = deps;
   // Ended executions (with their node runs and events) go a slice at a time before a workflow or a
   // workspace does: months of webhook deliveries are tens of thousands, ~50 µs each in one cascade.
-  const ENDED = "status IN ('succeeded', 'failed', 'stopped')";
-  const drainOfWorkflow = drainer<[string]>(db.$client, "workflow_executions", `workflow_id = ? AND ${ENDED}`);
-  const drainOfWorkspace = drainer<[string]>(db.$client, "workflow_executions", `product_id = ? AND ${ENDED}`);
+  const drainOfWorkflow = drainer<[string]>(db.$client, "workflow_executions", `workflow_id = ? AND ${ENDED_SQL}`);
+  const drainOfWorkspace = drainer<[string]>(db.$client, "workflow_executions", `product_id = ? AND ${ENDED_SQL}`);
   workspaces.onRemoving((productId) => drainOfWorkspace(productId));
 
   const productOf = (principal: Principal, productId?: string) => {

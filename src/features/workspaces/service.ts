@@ -48,7 +48,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
 
   /** Told after a workspace is deleted (its tokens went with it: caches of them must forget). */
   const removed: ((id: string) => void)[] = [];
-  const removing: ((id: string) => Promise<void>)[] = [];
+  const removing: ((id: string) => Promise<unknown>)[] = [];
   const deleting: ((id: string) => void)[] = [];
 
   const requireManageable = (principal: Principal, id: string): WorkspaceRow => {
@@ -120,7 +120,7 @@ export function createWorkspacesService({ db, clock }: { db: Db; clock: Clock })
 
     onRemoved: (fn: (id: string) => void) => void removed.push(fn),
     /** Work before a workspace's rows go, in slices of its own (knowledge drains its chunks). */
-    onRemoving: (fn: (id: string) => Promise<void>) => void removing.push(fn),
+    onRemoving: (fn: (id: string) => Promise<unknown>) => void removing.push(fn),
     /** Work in the delete's own turn, right before it: nothing starts in between (workflows stop what runs). */
     onDeleting: (fn: (id: string) => void) => void deleting.push(fn),
   };

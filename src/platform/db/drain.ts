@@ -12,11 +12,16 @@ export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolv
 
 /**
  * Deletes the rows of `table` matching `where` (with `?` parameters), SLICE_ROWS per commit and a
- * turn of the event loop apart, until none is left.
+ * turn of the event loop apart, until none is left; resolves with how many it deleted.
  */
-export function drainer<P extends SQLQueryBindings[]>(sqlite: Database, table: string, where: string): (...params: P) => Promise<void> {
+export function drainer<P extends SQLQueryBindings[]>(sqlite: Database, table: string, where: string): (...params: P) => Promise<number> {
   const slice = sqlite.query(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${SLICE_ROWS})`);
   return async (...params) => {
-    while (slice.run(...params).changes > 0) await nextTurn();
+    let deleted = 0;
+    for (let n = slice.run(...params).changes; n > 0; n = slice.run(...params).changes) {
+      deleted += n;
+      await nextTurn();
+    }
+    return deleted;
   };
 }

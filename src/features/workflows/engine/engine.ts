@@ -14,6 +14,10 @@ import { ExecutionRunner, type ExecutionRow } from "./runner";
 
 const TICK_MS = 250;
 export const ENDED: ExecutionStatus[] = ["succeeded", "failed", "stopped"];
+/** The statuses of an execution not ended yet (the status index finds them; NOT IN ENDED would scan). */
+export const IN_PROGRESS: ExecutionStatus[] = ["queued", "running", "paused", "waiting"];
+/** ENDED as a condition of raw SQL on workflow_executions (the drainers'). */
+export const ENDED_SQL = `status IN (${ENDED.map((s) => `'${s}'`).join(", ")})`;
 
 export interface NewExecution {
   productId: string;
