@@ -99,6 +99,14 @@ export async function createHarness(env: Record<string, string> = {}, dataDir?: 
   };
 }
 
+/** A harness with its services started and the first owner signed in (a test file's usual start). */
+export async function startedHarness(env: Record<string, string> = {}): Promise<{ h: Harness; jwt: string }> {
+  const h = await createHarness(env);
+  const jwt = await h.login();
+  h.services.start();
+  return { h, jwt };
+}
+
 /** A second organization with an owner, made by the super admin; returns its ids and a session. */
 export async function secondTenant(h: Harness, adminJwt: string, name = "Other Org") {
   const org = await h.call("POST", "/api/organizations", { token: adminJwt, body: { name } });

@@ -2,15 +2,11 @@
 // its chunks go (drain.ts), and leaves nothing of them behind: chunks, keyword rows, vectors.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { drainedInSlices } from "../../support/drain";
-import { createHarness, defaultWorkspaceId, uploadFile, type Harness } from "../../support/harness";
+import { startedHarness, defaultWorkspaceId, uploadFile, type Harness } from "../../support/harness";
 
 let h: Harness;
 let jwt: string;
-beforeAll(async () => {
-  h = await createHarness();
-  jwt = await h.login();
-  h.services.start();
-});
+beforeAll(async () => void ({ h, jwt } = await startedHarness()));
 afterAll(() => h.close());
 
 const CHUNKS = 3_000; // ~120 ms of deleting: a dozen slices

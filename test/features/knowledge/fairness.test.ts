@@ -1,15 +1,11 @@
 // Ingestion takes turns between workspaces: while two workspaces' large files are being ingested, a
 // third workspace's small upload starts at once and is ready long before them.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createHarness, uploadText, type Harness } from "../../support/harness";
+import { startedHarness, uploadText, type Harness } from "../../support/harness";
 
 let h: Harness;
 let jwt: string;
-beforeAll(async () => {
-  h = await createHarness();
-  jwt = await h.login();
-  h.services.start();
-});
+beforeAll(async () => void ({ h, jwt } = await startedHarness()));
 afterAll(() => h.close());
 
 const workspace = async (name: string) => (await h.call("POST", "/api/products", { token: jwt, body: { name } })).body.data.id as string;

@@ -2,15 +2,11 @@
 // a slice at a time with requests answered in between (platform/db/drain.ts), and leaves none.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { drainedInSlices } from "../../support/drain";
-import { createHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
+import { startedHarness, defaultWorkspaceId, type Harness } from "../../support/harness";
 
 let h: Harness;
 let jwt: string;
-beforeAll(async () => {
-  h = await createHarness();
-  jwt = await h.login();
-  h.services.start();
-});
+beforeAll(async () => void ({ h, jwt } = await startedHarness()));
 afterAll(() => h.close());
 
 const HISTORY = 3_000;
