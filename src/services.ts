@@ -108,7 +108,6 @@ export async function createServices({ config, storage, clock = systemClock, log
     clock,
     log,
     workspaces,
-    knowledge,
     search,
     llm,
     transcribe: async (bytes, language, signal) => transcriber.transcribe(await prepareAudio(bytes, transcriber.maxSeconds), language, signal),

@@ -221,14 +221,6 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       return { file, content: content.stream(contentIdOf(file)) };
     },
 
-    /** The file's exact bytes, in memory (a workflow step that needs all of them at once). */
-    async bytes(principal: Principal, id: string): Promise<Uint8Array> {
-      const file = requireFile(principal, id);
-      const bytes = await content.read(contentIdOf(file), file.size);
-      if (!bytes) throw notFound("File content");
-      return bytes;
-    },
-
     /** Ready files in scope: one file, or every file of a knowledge base. */
     filesInScope(principal: Principal, scope: { fileId?: string; knowledgeBaseId?: string }): KnowledgeFileRow[] {
       if (scope.fileId) return [requireFile(principal, scope.fileId)];

@@ -6,7 +6,6 @@ import type { Logger } from "../../platform/log";
 import { parseAllowList } from "../../platform/net/safe-fetch";
 import type { WorkspacesService } from "../workspaces/service";
 import type { KnowledgeSearch } from "../knowledge/search";
-import type { KnowledgeService } from "../knowledge/service";
 import type { Llm } from "../../platform/llm/llm";
 import { createEventLog } from "./engine/events";
 import { createWorkflowEngine } from "./engine/engine";
@@ -31,7 +30,6 @@ export interface WorkflowFeatureDeps {
   clock: Clock;
   log: Logger;
   workspaces: WorkspacesService;
-  knowledge: KnowledgeService;
   search: KnowledgeSearch;
   llm: Llm;
   transcribe: TranscribeBytes;
@@ -59,7 +57,7 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     httpNode(allow),
     llmNode(d.llm),
     knowledgeSearchNode(d.search),
-    transcribeNode({ transcribe: d.transcribe, knowledge: d.knowledge, allow }),
+    transcribeNode({ transcribe: d.transcribe, allow }),
   ];
   const registry = createNodeRegistry(nodes);
   const events = createEventLog({ db: d.db, hotDb: d.hotDb, clock: d.clock });

@@ -70,6 +70,8 @@ describe("definitions and versions", () => {
     ["a bad expression", linear({ id: "a", type: "trigger.manual" }, { id: "calc", type: "transform", config: { expression: "input.(" } }), /Node "calc".*expression/],
     ["a bad template", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: "https://x.test/{{ input.[ }}" } }), /Node "get".*expression/],
     ["a bad config", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: 42 } }), /Node "get": config\.url must be a string/],
+    // Knowledge bases hold documents only: a stored file's id could never name audio.
+    ["a transcribe node given a file id", linear({ id: "a", type: "trigger.manual" }, { id: "t", type: "transcribe", config: { file_id: crypto.randomUUID() } }), /Node "t": config\.url is required/],
     ["a duplicate id", { nodes: [{ id: "a", type: "trigger.manual" }, { id: "a", type: "output" }] }, /Node "a".*twice/],
     ["an edge into a trigger", { nodes: [{ id: "a", type: "output" }, { id: "t", type: "trigger.manual" }], edges: [{ from: "a", to: "t" }] }, /Node "t".*trigger/],
     // Before, both were saved and their target was always skipped, the execution "succeeded".
