@@ -16,6 +16,7 @@ import m12 from "./0012_integrations.sql" with { type: "text" };
 import m13 from "./0013_communicator_events.sql" with { type: "text" };
 import m14 from "./0014_knowledge_content_pieces.sql" with { type: "text" };
 import m15 from "./0015_drop_knowledge_file_blobs.sql" with { type: "text" };
+import m16 from "./0016_user_sessions_and_removal.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -35,4 +36,5 @@ export const migrationSql: Record<string, string> = {
   "0013_communicator_events": m13,
   "0014_knowledge_content_pieces": m14,
   "0015_drop_knowledge_file_blobs": m15,
+  "0016_user_sessions_and_removal": m16,
 };
