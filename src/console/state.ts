@@ -1,6 +1,7 @@
 // Who is signed in and which workspace the screens act on.
 import { computed, signal } from "@preact/signals";
 import { get, setActingOrg, setToken, token } from "./api";
+import { stopChats } from "./chat-store";
 
 export interface User {
   id: string;
@@ -40,6 +41,7 @@ export async function loadSession() {
 }
 
 export function signOut() {
+  stopChats();
   setToken(null);
   setActingOrg(null);
   user.value = null;

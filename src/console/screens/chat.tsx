@@ -2,26 +2,9 @@
 // button, and citations [n] that open the cited passage with its file and page.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { del, get, qs } from "../api";
-import { openSse } from "../sse";
+import { ask, deskOf, dropChat, isDraft, newChat, openChat, setError, setQuestion, type Source } from "../chat-store";
 import { workspace } from "../state";
 import { Action, ErrorNote, Field, Note, useLoad, when } from "../ui/kit";
-
-interface Source {
-  index: number;
-  file_id: string;
-  file_name: string;
-  page?: number;
-  score: number;
-  excerpt: string;
-}
-
-interface Message {
-  role: "user" | "assistant";
-  content: string;
-  status?: string;
-  sources?: Source[];
-  mode?: string;
-}
 
 interface Session {
   session_id: string;
@@ -50,29 +33,13 @@ function Cited(props: { text: string; sources?: Source[]; onCite: (s: Source) =>
   );
 }
 
-/** One conversation on screen or streaming in the background: its messages, and while an answer
- * streams, the stage and the way to stop it. */
-interface Thread {
-  messages: Message[];
-  stage?: string | null;
-  abort?: AbortController | null;
-  error?: unknown;
-}
-
-let draftSeq = 0;
-
 export function Chat() {
   const ws = workspace.value!;
   const sessions = useLoad(() => get<Session[]>(`/api/assistant/chat/sessions${qs({ product_id: ws.id, pageSize: 50 })}`), [ws.id], `sessions:${ws.id}`);
-  // Conversations by key: a session id, or "draft-n" until the server names the new session. A
-  // stream writes only into its own conversation, whichever one is on screen meanwhile.
-  const [threads, setThreads] = useState<Record<string, Thread>>({});
-  const [shown, setShown] = useState(() => `draft-${++draftSeq}`);
-  const [question, setQuestion] = useState("");
+  // The conversations live in the chat store, so an answer streams on while another screen is open.
+  const desk = deskOf(ws.id);
+  const shown = desk.shown;
   const [cited, setCited] = useState<Source | null>(null);
-  const streams = useRef(new Set<AbortController>());
-  // Conversations with an answer streaming, known at once (state shows it only after a render).
-  const busy = useRef(new Set<string>());
   const end = useRef<HTMLDivElement>(null);
   // The cited passage takes the focus (and is scrolled to: on a phone it sits below the
   // conversation); closing it gives the focus back to the [n] that opened it.
@@ -89,85 +56,23 @@ export function Chat() {
     const r = el.getBoundingClientRect();
     if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({ block: "start" });
   }, [cited]);
-  const thread: Thread = threads[shown] ?? { messages: [] };
+  const thread = desk.threads[shown] ?? { messages: [] };
   const messages = thread.messages;
-  const sessionId = shown.startsWith("draft-") ? null : shown;
-  const setThread = (key: string, fn: (t: Thread) => Thread) => setThreads((all) => ({ ...all, [key]: fn(all[key] ?? { messages: [] }) }));
-
+  const sessionId = isDraft(shown) ? null : shown;
   useEffect(() => end.current?.scrollIntoView?.({ block: "end" }), [messages]);
-  useEffect(() => () => streams.current.forEach((c) => c.abort()), []);
+  // Each answer that ends (here or while another screen was open) moves its session in the list.
+  const answered = useRef(desk.answered);
+  useEffect(() => {
+    if (desk.answered === answered.current) return;
+    answered.current = desk.answered;
+    sessions.reload();
+  }, [desk.answered]);
 
-  const open = async (id: string) => {
-    setCited(null);
-    setShown(id);
-    // A conversation still streaming here is shown as it is; the server's copy lacks the answer.
-    if (threads[id]?.abort) return;
-    setThread(id, (t) => ({ ...t, error: null }));
-    try {
-      const h = await get<{ messages: (Message & { metadata?: { mode?: string } })[] }>(`/api/assistant/chat/history${qs({ session_id: id, product_id: ws.id, pageSize: 100 })}`);
-      setThread(id, (t) => (t.abort ? t : { ...t, messages: h.messages.map((m) => ({ ...m, mode: m.metadata?.mode })) }));
-    } catch (e) {
-      setThread(id, (t) => ({ ...t, error: e }));
-    }
-  };
-
-  const ask = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    const text = question.trim();
-    // One answer at a time per conversation: Enter while one streams does nothing.
-    if (!text || busy.current.has(shown)) return;
-    let key = shown;
-    busy.current.add(key);
-    const ctrl = new AbortController();
-    streams.current.add(ctrl);
-    setQuestion("");
-    setThread(key, (t) => ({ messages: [...t.messages, { role: "user", content: text }, { role: "assistant", content: "" }], stage: "connecting", abort: ctrl, error: null }));
-    // The answer being written is the last message of this stream's own conversation.
-    const patch = (p: Partial<Message> | ((m: Message) => Partial<Message>)) =>
-      setThread(key, (t) => {
-        const last = t.messages[t.messages.length - 1];
-        if (!last || last.role !== "assistant") return t;
-        return { ...t, messages: [...t.messages.slice(0, -1), { ...last, ...(typeof p === "function" ? p(last) : p) }] };
-      });
-    let created = false;
-    try {
-      const body: Record<string, unknown> = { message: text, product_id: ws.id };
-      if (!key.startsWith("draft-")) body.session_id = key;
-      for await (const ev of await openSse("/api/assistant/chat", { body, signal: ctrl.signal })) {
-        const data = JSON.parse(ev.data || "{}");
-        if (ev.event === "session" && data.session_id && data.session_id !== key) {
-          // The draft becomes the session the server created: move it, and keep it on screen.
-          const from = key;
-          key = data.session_id;
-          busy.current.delete(from);
-          busy.current.add(key);
-          created = true;
-          setThreads((all) => {
-            const { [from]: moved, ...rest } = all;
-            return { ...rest, [key]: moved ?? { messages: [] } };
-          });
-          setShown((now) => (now === from ? key : now));
-        } else if (ev.event === "thinking") setThread(key, (t) => ({ ...t, stage: data.stage }));
-        else if (ev.event === "token") patch((m) => ({ content: m.content + data.delta }));
-        else if (ev.event === "ai_response") patch({ content: data.answer, sources: data.sources, mode: data.metadata?.mode, status: "complete" });
-        else if (ev.event === "error") setThread(key, (t) => ({ ...t, error: new Error(data.message) }));
-        else if (ev.event === "done") break;
-      }
-    } catch (err) {
-      if ((err as Error).name === "AbortError") patch({ status: "interrupted" });
-      else setThread(key, (t) => ({ ...t, error: err }));
-    } finally {
-      streams.current.delete(ctrl);
-      busy.current.delete(key);
-      setThread(key, (t) => ({ ...t, abort: null, stage: null }));
-      // A new conversation joins the list; an existing one is listed already.
-      if (created) sessions.reload();
-    }
+    void ask(ws.id, desk.question.trim());
   };
-
-  const stage = thread.stage;
-  const error = thread.error;
-  const setError = (err: unknown) => setThread(shown, (t) => ({ ...t, error: err }));
+  const { stage, error } = thread;
 
   return (
     <div class="chat">
@@ -176,7 +81,7 @@ export function Chat() {
           type="button"
           class="primary"
           onClick={() => {
-            setShown(`draft-${++draftSeq}`);
+            newChat(ws.id);
             setCited(null);
           }}
         >
@@ -185,7 +90,7 @@ export function Chat() {
         <ul>
           {sessions.data?.map((s) => (
             <li key={s.session_id}>
-              <button type="button" class={`link ${s.session_id === sessionId ? "current" : ""}`} onClick={() => open(s.session_id)}>
+              <button type="button" class={`link ${s.session_id === sessionId ? "current" : ""}`} onClick={() => (setCited(null), void openChat(ws.id, s.session_id))}>
                 {s.title || s.session_id}
               </button>
               <small class="muted">{when(s.updated_at)}</small>
@@ -193,11 +98,10 @@ export function Chat() {
                 class="icon"
                 aria-label={`Delete chat ${s.title}`}
                 confirm="Delete this chat?"
-                onError={setError}
+                onError={(err) => setError(ws.id, shown, err)}
                 run={async () => {
                   await del(`/api/assistant/chat/sessions/${encodeURIComponent(s.session_id)}${qs({ product_id: ws.id })}`);
-                  threads[s.session_id]?.abort?.abort();
-                  if (s.session_id === shown) setShown(`draft-${++draftSeq}`);
+                  dropChat(ws.id, s.session_id);
                   sessions.reload();
                 }}
               >
@@ -222,15 +126,15 @@ export function Chat() {
           <div ref={end} />
         </div>
         <ErrorNote error={error} />
-        <form class="ask" onSubmit={ask}>
+        <form class="ask" onSubmit={submit}>
           <Field label="Your question">
             {(id) => (
               <textarea
                 id={id}
                 rows={2}
                 maxLength={8000}
-                value={question}
-                onInput={(e) => setQuestion(e.currentTarget.value)}
+                value={desk.question}
+                onInput={(e) => setQuestion(ws.id, e.currentTarget.value)}
                 onKeyDown={(e) => {
                   if (e.key !== "Enter" || e.shiftKey) return;
                   e.preventDefault();
