@@ -82,11 +82,14 @@ const fieldOf = (err: unknown, names: string[]) => {
   return name && names.includes(name) ? name : undefined;
 };
 
-/** With the agent's input schema (its template's, from the catalog): a field per property. Without
- * one (a custom agent): a query, and any other input as JSON. */
+/** With the agent's input schema (its template's, from the catalog): a field per property, and
+ * when the schema lets the input hold other fields too (ticket triage takes any object: the
+ * ticket), a JSON object for them, open at once if no field is required. Without a schema (a
+ * custom agent): a query, and any other input as JSON. */
 function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
   const names = Object.keys(props.schema?.properties ?? {});
   const schema = names.length ? props.schema : undefined;
+  const takesMore = !schema || schema.additionalProperties !== false;
   const [input, setInput] = useState<Record<string, unknown>>({});
   const [query, setQuery] = useState("");
   const [raw, setRaw] = useState("");
@@ -99,9 +102,8 @@ function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
   useEffect(() => void form.current?.querySelector<HTMLElement>("[aria-invalid=true]")?.focus(), [fieldErrors]);
   /** The input to send, or a sentence saying why there is none. */
   const body = (): Record<string, unknown> | string => {
-    if (schema) return invalidJson(input) ?? input;
     let extra: unknown = {};
-    if (raw.trim()) {
+    if (takesMore && raw.trim()) {
       try {
         extra = JSON.parse(raw);
       } catch (err) {
@@ -109,8 +111,19 @@ function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
       }
       if (extra === null || typeof extra !== "object" || Array.isArray(extra)) return "The JSON input must be an object { … }";
     }
+    if (schema) return invalidJson(input) ?? { ...(extra as Record<string, unknown>), ...input };
     return { ...(extra as Record<string, unknown>), ...(query.trim() ? { query } : {}) };
   };
+  const jsonInput = takesMore && (
+    <details class="advanced" open={Boolean(raw) || Boolean(schema && !schema.required?.length)}>
+      <summary>{schema ? "More input: JSON" : "Advanced: JSON input"}</summary>
+      <Field label="Input (JSON object)" hint={`${schema?.description ? `${schema.description}. ` : ""}Sent as the invoke's input; ${schema ? "the fields above are" : "a query above is"} added to it.`}>
+        {(id, describedBy) => (
+          <textarea id={id} class="code" rows={4} autocomplete="off" placeholder='{ "…": "…" }' aria-describedby={describedBy} value={raw} onInput={(e) => setRaw(e.currentTarget.value)} />
+        )}
+      </Field>
+    </details>
+  );
   return (
     <form
       ref={form}
@@ -136,7 +149,10 @@ function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
       }}
     >
       {schema ? (
-        <SchemaForm schema={schema} value={input} onChange={setInput} errors={fieldErrors} />
+        <>
+          <SchemaForm schema={schema} value={input} onChange={setInput} errors={fieldErrors} />
+          {jsonInput}
+        </>
       ) : (
         <>
           <Field label={`Ask ${props.agent.name}`} required={!raw.trim()} error={fieldErrors.query}>
@@ -144,14 +160,7 @@ function Invoke(props: { agent: Agent; schema?: Schema; onDone: () => void }) {
               <textarea id={id} rows={2} required={!raw.trim()} aria-describedby={describedBy} aria-invalid={fieldErrors.query ? true : undefined} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
             )}
           </Field>
-          <details class="advanced" open={Boolean(raw)}>
-            <summary>Advanced: JSON input</summary>
-            <Field label="Input (JSON object)" hint="Sent as the invoke's input; a query above is added to it as query.">
-              {(id, describedBy) => (
-                <textarea id={id} class="code" rows={4} autocomplete="off" placeholder='{ "…": "…" }' aria-describedby={describedBy} value={raw} onInput={(e) => setRaw(e.currentTarget.value)} />
-              )}
-            </Field>
-          </details>
+          {jsonInput}
         </>
       )}
       <button class="primary" type="submit" disabled={busy}>

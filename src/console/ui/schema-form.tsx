@@ -13,6 +13,8 @@ export interface Schema {
   items?: Schema;
   format?: string;
   default?: unknown;
+  /** false: the object holds only its properties (JSON Schema's default allows others). */
+  additionalProperties?: boolean | Schema;
 }
 
 /** What a JSON field holds while its text does not parse: the form refuses to send it. */
