@@ -82,7 +82,14 @@ const ticketTriage: Template = {
   description: "Triage of incoming tickets from a webhook (Gitea, GitLab, Jira, a helpdesk): priority, category, a summary and a suggested first reply, checked against the documents.",
   settings: t.Object(
     {
-      webhook_path: t.Optional(t.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{7,127}$", description: "Path of POST /api/webhook/{path} (default: random)" })),
+      webhook_path: t.Optional(
+        t.String({
+          pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{7,127}$",
+          // Said as a person fixes it: the validator would otherwise show the pattern itself.
+          error: "settings.webhook_path must be 8 to 128 characters: letters, digits, _ . or -, starting with a letter or digit",
+          description: "Path of POST /api/webhook/{path}: 8 to 128 letters, digits, _ . or -, starting with a letter or digit (default: random)",
+        }),
+      ),
       secret: t.Optional(t.String({ minLength: 16, maxLength: 512, description: "Signing secret (Standard Webhooks whsec_... or GitHub)" })),
       events: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 50, description: "Only these event types" })),
       categories: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 30, description: "Categories to choose from" })),
