@@ -61,9 +61,9 @@ const SECRET_KEY_MARKER = "secret_key_check";
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;
   const settings = createSettings({ db, clock });
-  const accounts = createAccountsService({ db, clock });
-  const workspaces = createWorkspacesService({ db, clock });
   const activity = createActivityService({ db, clock });
+  const accounts = createAccountsService({ db, clock, activity });
+  const workspaces = createWorkspacesService({ db, clock });
   const tokenAudit = createTokenAuditLog({ db, hotDb: storage.openConnection("NORMAL").db, clock, log, journalPath: join(config.dataDir, "token-uses.journal") });
   const tokens = createTokensService({
     db,
@@ -72,6 +72,8 @@ export async function createServices({ config, storage, clock = systemClock, log
     audit: tokenAudit,
     organizationOf: (productId) => workspaces.organizationOf(productId),
   });
+  // A removed user's tokens act as nobody: revoked in the removal's own turn, before the user's row changes.
+  accounts.onRemoving((userId, info) => tokens.revokeAllOf(userId, { ipAddress: info.ipAddress, userAgent: info.userAgent, endpoint: info.endpoint }));
   // Commits whose fsync runs on the I/O pool instead of the event loop: a job's end, an upload.
   const sync = createWalSync(storage.path);
   const jobs = createJobQueue({ db, clock, log, sync });
@@ -141,7 +143,7 @@ export async function createServices({ config, storage, clock = systemClock, log
 
   const authenticator: Authenticator = {
     checkToken: (raw) => tokens.check(raw),
-    userPrincipal: (id) => accounts.principalFor(id),
+    userPrincipal: (id, sessionVersion) => accounts.principalFor(id, sessionVersion),
     organizationExists: (id) => accounts.organizationExists(id),
     recordTokenUse: (use) => tokenAudit.record(use),
     recordOverride: (use) =>

@@ -1,8 +1,10 @@
 // Schemas of login, the caller's profile, organizations and their users.
 import { t } from "elysia";
 import { Int, QueryInt, Timestamp, Uuid } from "../../platform/http/schemas";
+import { ACTIVITY_ACTIONS } from "../activity/table";
 
-export const Role = t.UnionEnum(["owner", "admin", "member"]);
+const ROLES = ["owner", "admin", "member"] as const;
+export const Role = t.UnionEnum(ROLES);
 
 export const LoginBody = t.Object(
   { email: t.String({ minLength: 3, maxLength: 320 }), password: t.String({ minLength: 1, maxLength: 1024 }) },
@@ -43,12 +45,11 @@ export const CreateUserBody = t.Object(
   { additionalProperties: false },
 );
 
-const ACTIONS = ["organization_override", "login_succeeded", "login_failed", "login_throttled"] as const;
 
 export const ActivityQuery = t.Object({
   // A union of literals, not t.UnionEnum: Elysia fills a missing optional UnionEnum in a query
   // with its first value, which turned "every action" into "overrides only".
-  action: t.Optional(t.Union(ACTIONS.map((a) => t.Literal(a)))),
+  action: t.Optional(t.Union(ACTIVITY_ACTIONS.map((a) => t.Literal(a)))),
   limit: t.Optional(QueryInt("limit", { minimum: 1, maximum: 1000 })),
 });
 
@@ -64,3 +65,24 @@ export const ActivityEntry = t.Object({
   detail: t.Nullable(t.String()),
   created_at: Timestamp,
 });
+
+export const UpdateUserBody = t.Object(
+  {
+    name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    // Literals, not t.UnionEnum: Elysia fills a missing optional UnionEnum with its first value,
+    // which made every rename a promotion to owner.
+    role: t.Optional(t.Union(ROLES.map((r) => t.Literal(r)))),
+    password: t.Optional(t.String({ minLength: 8, maxLength: 1024, description: "A new password; every session of the user ends" })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const ChangePasswordBody = t.Object(
+  {
+    current_password: t.String({ minLength: 1, maxLength: 1024 }),
+    new_password: t.String({ minLength: 8, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const UserParams = t.Object({ id: Uuid, user_id: Uuid });

@@ -7,7 +7,7 @@ import { requestMeta } from "../../platform/http/request-meta";
 import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
 import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
 import type { ActivityRow, ActivityService } from "../activity/service";
-import { ActivityEntry, ActivityQuery, CreateOrganizationBody, CreateUserBody, LoginBody, Me, Organization, Session, User } from "./model";
+import { ActivityEntry, ActivityQuery, ChangePasswordBody, CreateOrganizationBody, CreateUserBody, LoginBody, Me, Organization, Session, UpdateUserBody, User, UserParams } from "./model";
 import type { AccountsService, UserRow } from "./service";
 import { createSignIn } from "./sign-in";
 
@@ -35,16 +35,19 @@ const activityView = (a: ActivityRow) => ({
 });
 
 export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthPlugin; accounts: AccountsService; activity: ActivityService; clock: Clock }) {
-  const signIn = createSignIn({ accounts, activity, now: () => clock.now() });
+  const { signIn, confirmPassword } = createSignIn({ accounts, activity, now: () => clock.now() });
+  const trailInfo = (request: Request) => {
+    const meta = requestMeta(request);
+    return { method: meta.method, endpoint: meta.path, ipAddress: meta.ip, userAgent: meta.userAgent };
+  };
 
   return new Elysia()
     .use(auth)
     .post(
       "/api/auth/login",
       async ({ body, request, sessionJwt }) => {
-        const meta = requestMeta(request);
-        const user = await signIn({ ...body, method: meta.method, endpoint: meta.path, ipAddress: meta.ip, userAgent: meta.userAgent });
-        const session = await signSession(sessionJwt, user.id, clock.now());
+        const user = await signIn({ ...body, ...trailInfo(request) });
+        const session = await signSession(sessionJwt, user, clock.now());
         return { success: true as const, data: { token: session.token, expires_at: session.expiresAt.toISOString(), user: userView(user) } };
       },
       {
@@ -76,6 +79,28 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
       },
       { auth: "any", response: { 200: ok(Me), ...errors(400, 401, 403, 404, 429) }, detail: { tags: ["Authentication"], summary: "Who am I" } },
     )
+    .put(
+      "/api/auth/password",
+      async ({ principal, body, request, sessionJwt }) => {
+        const user = accounts.getUser(principal.userId);
+        if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+        const info = trailInfo(request);
+        await confirmPassword({ email: user.email, password: body.current_password, ...info });
+        const changed = await accounts.changeOwnPassword(user.id, body.new_password, info);
+        const session = await signSession(sessionJwt, changed, clock.now());
+        return { success: true as const, message: "Password changed; every other session ended", data: { token: session.token, expires_at: session.expiresAt.toISOString(), user: userView(changed) } };
+      },
+      {
+        auth: "jwt",
+        body: ChangePasswordBody, parse: "json",
+        response: { 200: ok(Session), ...errors(400, 401, 403, 422, 429) },
+        detail: {
+          tags: ["Authentication"],
+          summary: "Change your password; returns a new session, every other one ends",
+          description: "A wrong current_password is 403 and counts against the account's sign-in budget like a failed sign-in.",
+        },
+      },
+    )
     .guard({ detail: { tags: ["Organizations"] } })
     .post(
       "/api/organizations",
@@ -97,8 +122,8 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
     )
     .post(
       "/api/organizations/:id/users",
-      async ({ principal, params, body, set }) => {
-        const user = await accounts.createUser(principal, params.id, body);
+      async ({ principal, params, body, set, request }) => {
+        const user = await accounts.createUser(principal, params.id, body, trailInfo(request));
         set.status = 201;
         return { success: true as const, message: "User created", data: userView(user) };
       },
@@ -108,6 +133,39 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
         body: CreateUserBody, parse: "json",
         response: { 201: ok(User, "Created"), ...errors(400, 401, 403, 404, 409, 422, 429) },
         detail: { summary: "Add a user (owner/admin of that organization, or super admin)" },
+      },
+    )
+    .put(
+      "/api/organizations/:id/users/:user_id",
+      async ({ principal, params, body, request }) => {
+        const user = await accounts.updateUser(principal, params.id, params.user_id, body, trailInfo(request));
+        return { success: true as const, message: "User updated", data: userView(user) };
+      },
+      {
+        auth: "jwt",
+        params: UserParams,
+        body: UpdateUserBody, parse: "json",
+        response: { 200: ok(User), ...errors(400, 401, 403, 404, 409, 422, 429) },
+        detail: {
+          summary: "Rename a user, change their role or set a new password (owner/admin, or super admin)",
+          description: "A new password ends every session of the user. Owners are changed, and made, only by owners; the last owner keeps the role (409).",
+        },
+      },
+    )
+    .delete(
+      "/api/organizations/:id/users/:user_id",
+      ({ principal, params, request }) => {
+        accounts.removeUser(principal, params.id, params.user_id, trailInfo(request));
+        return { success: true as const, message: "User removed; their sessions ended and their API tokens are revoked", data: { id: params.user_id.toLowerCase() } };
+      },
+      {
+        auth: "jwt",
+        params: UserParams,
+        response: { 200: ok(t.Object({ id: UserParams.properties.user_id })), ...errors(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Remove a user (owner/admin, or super admin)",
+          description: "Their sessions end at once and every API token they created is revoked (on its audit log). The last owner cannot be removed (409). The email can be added again later.",
+        },
       },
     )
     .get(
@@ -121,7 +179,7 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
         params: IdParams,
         query: ActivityQuery,
         response: { 200: ok(t.Array(ActivityEntry)), ...errors(400, 401, 403, 404, 429) },
-        detail: { summary: "Security trail: super-admin overrides and sign-ins, newest first" },
+        detail: { summary: "Security trail: super-admin overrides, sign-ins, users and passwords changed, newest first" },
       },
     );
 }

@@ -1,15 +1,31 @@
 // Organizations, users, passwords and the first owner: framework-free, callers passed as data.
-import { count, eq, sql } from "drizzle-orm";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import type { Clock } from "../../platform/clock";
-import { conflict, forbidden, notFound } from "../../platform/errors";
+import { conflict, forbidden, notFound, unauthorized } from "../../platform/errors";
 import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal, type UserPrincipal, type UserRole } from "../../platform/auth/principal";
+import type { ActivityService } from "../activity/service";
+import type { ActivityAction } from "../activity/table";
 import { organizations, users } from "./table";
 
 export type UserRow = typeof users.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
+
+/** Where a change came from, for the security trail. */
+export interface TrailInfo {
+  method: string;
+  endpoint: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+}
+
+export interface UserPatch {
+  name?: string;
+  role?: UserRole;
+  password?: string;
+}
 
 export interface NewUser {
   email: string;
@@ -21,7 +37,10 @@ export interface NewUser {
 // Verified against when an email is unknown, so a login takes as long whether or not it exists.
 let dummyHash: Promise<string> | undefined;
 
-export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
+/** The email a removed user's row keeps: unique, never a valid address, and still saying who it was. */
+const tombstone = (u: { id: string; email: string }) => `removed:${u.id}:${u.email}`;
+
+export function createAccountsService({ db, clock, activity }: { db: Db; clock: Clock; activity: ActivityService }) {
   const userPrincipal = (u: UserRow): UserPrincipal => ({
     kind: "user",
     userId: u.id,
@@ -33,8 +52,11 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
   });
 
   // Prepared once: every session request loads its user.
-  const selectUser = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  const selectUser = db.select().from(users).where(and(eq(users.id, sql.placeholder("id")), isNull(users.removedAt))).prepare();
+  /** A user who has not been removed. */
   const getUser = (id: string) => selectUser.get({ id });
+  /** Work done in the removal's own turn, before the user's row changes (tokens revoke the user's). */
+  const removing: ((userId: string, info: TrailInfo) => void)[] = [];
 
   /** An organization the caller may administer (its own, or any for a super admin acting in it). */
   const requireAdminOf = (principal: Principal, organizationId: string): OrganizationRow => {
@@ -46,6 +68,31 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
   };
 
   const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: "argon2id" });
+
+  /** A user of the organization the caller administers; removed users and other tenants' are not found. */
+  const requireMember = (principal: Principal, organizationId: string, userId: string): UserRow => {
+    const org = requireAdminOf(principal, organizationId);
+    const u = getUser(userId.toLowerCase());
+    if (!u || u.organizationId !== org.id) throw notFound("User");
+    return u;
+  };
+
+  /** Only an owner (or a super admin) changes an owner, makes one, or touches a super admin. */
+  const requireOwnerPowers = (principal: Principal, target: UserRow, nextRole: UserRole | undefined, what: string) => {
+    if (principal.kind !== "user" || principal.isSuperAdmin) return;
+    if (target.isSuperAdmin) throw forbidden(`Only super admins may ${what} a super admin`);
+    if ((target.role === "owner" || nextRole === "owner") && principal.role !== "owner") throw forbidden(`Only owners may ${what} an owner`);
+  };
+
+  /** Refuses a change that would leave the organization without an owner. */
+  const keepAnOwner = (target: UserRow, what: string) => {
+    if (target.role !== "owner") return;
+    const owners = db.select({ n: count() }).from(users).where(and(eq(users.organizationId, target.organizationId), eq(users.role, "owner"), isNull(users.removedAt))).get()?.n ?? 0;
+    if (owners <= 1) throw conflict(`${target.email} is the organization's last owner: make another user owner before you ${what}`);
+  };
+
+  const trail = (action: ActivityAction, actor: string | null, target: UserRow, info: TrailInfo, detail: string) =>
+    activity.record({ action, organizationId: target.organizationId, actorUserId: actor, statusCode: action === "user_added" ? 201 : 200, ...info, detail });
 
   /** Inserts a user whose password is already hashed; synchronous, so it fits in a transaction. */
   const insertUserRow = (organizationId: string, input: Omit<NewUser, "password">, passwordHash: string, isSuperAdmin = false): UserRow => {
@@ -61,6 +108,8 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
       passwordHash,
       role: input.role,
       isSuperAdmin,
+      sessionVersion: 0,
+      removedAt: null,
       createdAt: new Date(clock.now()),
     };
     db.insert(users).values(row).run();
@@ -71,9 +120,10 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
     userPrincipal,
     getUser,
 
-    principalFor(userId: string): UserPrincipal | null {
+    /** The user of a session that carries `sessionVersion`; null once the user is removed or changed password since. */
+    principalFor(userId: string, sessionVersion: number): UserPrincipal | null {
       const u = getUser(userId);
-      return u ? userPrincipal(u) : null;
+      return u && u.sessionVersion === sessionVersion ? userPrincipal(u) : null;
     },
 
     organizationExists: (id: string) =>
@@ -121,13 +171,88 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
       return this.createOrganizationRow(name);
     },
 
-    async createUser(principal: Principal, organizationId: string, input: NewUser): Promise<UserRow> {
+    async createUser(principal: Principal, organizationId: string, input: NewUser, info: TrailInfo): Promise<UserRow> {
       requireAdminOf(principal, organizationId);
       // Only an owner (or a super admin) can make another owner.
       if (input.role === "owner" && principal.kind === "user" && principal.role !== "owner" && !principal.isSuperAdmin) {
         throw forbidden("Only owners may add owners");
       }
-      return insertUserRow(organizationId, input, await hashPassword(input.password));
+      const row = insertUserRow(organizationId, input, await hashPassword(input.password));
+      trail("user_added", principal.userId, row, info, `${row.email} as ${row.role}`);
+      return row;
+    },
+
+    /**
+     * Renames a user, changes their role or sets a new password (which ends their sessions). An
+     * owner is changed, and made, only by owners; the last owner keeps the role.
+     */
+    async updateUser(principal: Principal, organizationId: string, userId: string, patch: UserPatch, info: TrailInfo): Promise<UserRow> {
+      const target = requireMember(principal, organizationId, userId);
+      requireOwnerPowers(principal, target, patch.role, "change");
+      if (patch.role !== undefined && patch.role !== target.role) keepAnOwner(target, "changing their role");
+      const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
+      // The hash took a while: the user may have been removed or changed meanwhile.
+      const now = requireMember(principal, organizationId, userId);
+      if (patch.role !== undefined && patch.role !== now.role) keepAnOwner(now, "changing their role");
+      const next: Partial<UserRow> = {};
+      const changed: string[] = [];
+      const name = patch.name === undefined ? undefined : nonBlank(patch.name);
+      if (name !== undefined && name !== now.name) {
+        next.name = name;
+        changed.push("name");
+      }
+      if (patch.role !== undefined && patch.role !== now.role) {
+        next.role = patch.role;
+        changed.push(`role ${now.role} → ${patch.role}`);
+      }
+      if (passwordHash !== undefined) {
+        next.passwordHash = passwordHash;
+        next.sessionVersion = now.sessionVersion + 1;
+        changed.push("password (sessions ended)");
+      }
+      if (changed.length === 0) return now;
+      db.update(users).set(next).where(eq(users.id, now.id)).run();
+      trail("user_updated", principal.userId, now, info, `${now.email}: ${changed.join(", ")}`);
+      return { ...now, ...next };
+    },
+
+    /**
+     * Removes a user: their sessions end and their API tokens are revoked (hooks, first, so a crash
+     * in between leaves a user whose tokens no longer work, and the removal can be sent again).
+     * The row stays, with a tombstone for its email, because audit logs name it.
+     */
+    removeUser(principal: Principal, organizationId: string, userId: string, info: TrailInfo): void {
+      const target = requireMember(principal, organizationId, userId);
+      requireOwnerPowers(principal, target, undefined, "remove");
+      keepAnOwner(target, "removing them");
+      for (const fn of removing) fn(target.id, info);
+      const at = new Date(clock.now());
+      db.update(users).set({ removedAt: at, email: tombstone(target), sessionVersion: target.sessionVersion + 1 }).where(eq(users.id, target.id)).run();
+      trail("user_removed", principal.userId, target, info, target.email);
+    },
+
+    /** Work in a removal's own turn before the user's row changes (tokens revoke theirs). */
+    onRemoving: (fn: (userId: string, info: TrailInfo) => void) => void removing.push(fn),
+
+    /** The caller's own new password (the current one already checked): other sessions end; returns the new session version. */
+    async changeOwnPassword(userId: string, newPassword: string, info: TrailInfo): Promise<UserRow> {
+      const hash = await hashPassword(newPassword);
+      const u = getUser(userId);
+      if (!u) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+      const next = { passwordHash: hash, sessionVersion: u.sessionVersion + 1 };
+      db.update(users).set(next).where(eq(users.id, u.id)).run();
+      trail("password_changed", u.id, u, info, u.email);
+      return { ...u, ...next };
+    },
+
+    /** `hearth reset-password`: a new password for the account with this email, every session ended. */
+    async resetPassword(email: string, newPassword: string): Promise<UserRow> {
+      const u = db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
+      if (!u) throw notFound(`User ${email.trim().toLowerCase()}`);
+      const next = { passwordHash: await hashPassword(newPassword), sessionVersion: u.sessionVersion + 1 };
+      db.update(users).set(next).where(eq(users.id, u.id)).run();
+      trail("password_reset", null, u, { method: "CLI", endpoint: "hearth reset-password", ipAddress: null, userAgent: null }, u.email);
+      return { ...u, ...next };
     },
 
     hashPassword,
@@ -137,7 +262,7 @@ export function createAccountsService({ db, clock }: { db: Db; clock: Clock }) {
       const org = db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
       const visible = org && principal.kind === "user" && (principal.organizationId === org.id || principal.isSuperAdmin);
       if (!org || !visible) throw notFound("Organization");
-      const where = eq(users.organizationId, organizationId);
+      const where = and(eq(users.organizationId, organizationId), isNull(users.removedAt));
       const total = db.select({ n: count() }).from(users).where(where).get()?.n ?? 0;
       const rows = db.select().from(users).where(where).orderBy(users.createdAt, users.id).limit(w.pageSize).offset(w.offset).all();
       return { rows, total };

@@ -1,5 +1,5 @@
 // Sign-in with password: both throttles, the password check, and the security trail.
-import { tooManyRequests, unauthorized } from "../../platform/errors";
+import { forbidden, tooManyRequests, unauthorized } from "../../platform/errors";
 import type { ActivityService } from "../activity/service";
 import { createLoginThrottle } from "./login-throttle";
 import type { AccountsService, UserRow } from "./service";
@@ -13,10 +13,15 @@ export interface SignInAttempt {
   userAgent: string | null;
 }
 
+/**
+ * Sign-in, and the check of a signed-in user's current password before it changes: the same
+ * budgets, so a stolen session cannot guess the password at speed either. A wrong current password
+ * is 403 (the session itself is fine).
+ */
 export function createSignIn({ accounts, activity, now }: { accounts: AccountsService; activity: ActivityService; now: () => number }) {
   const throttle = createLoginThrottle(now);
 
-  return async function signIn(a: SignInAttempt): Promise<UserRow> {
+  const signIn = async (a: SignInAttempt, refuse = () => unauthorized("Wrong email or password")): Promise<UserRow> => {
     const email = a.email.trim().slice(0, 320).toLowerCase();
     const address = a.ipAddress ?? "unknown";
     const trail = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email };
@@ -36,11 +41,21 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
     const { user, organizationId } = await accounts.verifyLogin(email, a.password);
     if (!user) {
       // Filed under the account's organization, so its admins see guessing; unknown emails under none.
-      activity.record({ action: "login_failed", organizationId, statusCode: 401, ...trail });
-      throw unauthorized("Wrong email or password");
+      const refusal = refuse();
+      activity.record({ action: "login_failed", organizationId, statusCode: refusal.status, ...trail });
+      throw refusal;
     }
     throttle.succeeded(reservation);
-    activity.record({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, ...trail, detail: null });
     return user;
+  };
+
+  return {
+    async signIn(a: SignInAttempt): Promise<UserRow> {
+      const user = await signIn(a);
+      activity.record({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent });
+      return user;
+    },
+    /** The signed-in user's current password, checked like a sign-in (its failures count alike). */
+    confirmPassword: (a: SignInAttempt) => signIn(a, () => forbidden("current_password is not your password")),
   };
 }

@@ -1,5 +1,20 @@
-// Security events of an organization that are not tied to one token (super-admin overrides, logins).
+// Security events of an organization that are not tied to one token (super-admin overrides, logins,
+// users added, changed or removed, passwords changed or reset).
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** What the trail records: super-admin overrides, sign-ins, and changes of users and passwords. */
+export const ACTIVITY_ACTIONS = [
+  "organization_override",
+  "login_succeeded",
+  "login_failed",
+  "login_throttled",
+  "user_added",
+  "user_updated",
+  "user_removed",
+  "password_changed",
+  "password_reset",
+] as const;
+export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
 
 export const activityEvents = sqliteTable(
   "activity_events",
@@ -8,7 +23,7 @@ export const activityEvents = sqliteTable(
     // No foreign keys: the trail must outlive the users and organizations it mentions.
     organizationId: text("organization_id"),
     actorUserId: text("actor_user_id"),
-    action: text("action", { enum: ["organization_override", "login_succeeded", "login_failed", "login_throttled"] }).notNull(),
+    action: text("action", { enum: ACTIVITY_ACTIONS }).notNull(),
     targetOrganizationId: text("target_organization_id"),
     method: text("method"),
     endpoint: text("endpoint"),

@@ -244,6 +244,24 @@ export function createTokensService({ db, clock, workspaces, audit, organization
       return { row: { ...token, ...next }, secret };
     },
 
+    /**
+     * Revokes every live token the user created (the user is being removed: their tokens act as
+     * them), each with its `revoked` row, in one commit; returns how many.
+     */
+    revokeAllOf(userId: string, info: RequestInfo): number {
+      const live = db.select({ id: apiTokens.id }).from(apiTokens).where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt), isNull(apiTokens.deletedAt))).all();
+      if (live.length === 0) return 0;
+      const at = now();
+      audit.transaction((tx) => {
+        for (const { id } of live) {
+          tx.update(apiTokens).set({ revokedAt: at, isActive: false, updatedAt: at }).where(eq(apiTokens.id, id)).run();
+          audit.write({ tokenId: id, action: "revoked", statusCode: 200, ...info }, tx);
+        }
+      });
+      forget();
+      return live.length;
+    },
+
     /** Soft delete: the token stops working and leaves every list; its audit log stays readable. */
     remove(principal: Principal, id: string, info: RequestInfo): void {
       const token = requireManageable(principal, id, "write");

@@ -31,8 +31,8 @@ export interface OverrideUse {
 
 export interface Authenticator {
   checkToken(raw: string): TokenCheck;
-  /** The user of a verified session, or null when the account is gone. */
-  userPrincipal(userId: string): UserPrincipal | null;
+  /** The user of a verified session signed at `sessionVersion`, or null when the account is gone or its sessions ended since. */
+  userPrincipal(userId: string, sessionVersion: number): UserPrincipal | null;
   organizationExists(id: string): boolean;
   /** Records a use; acknowledge it only once the promise, when one is returned, resolves (a group commit). */
   recordTokenUse(use: TokenUse): Promise<void> | undefined;

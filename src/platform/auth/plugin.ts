@@ -26,7 +26,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVALID_TOKEN = "Invalid API token";
 const overBudget = (d: LimitDecision) => `Rate limit of ${d.limit} requests per minute exceeded; retry in ${d.reset} s`;
 
-type SessionJwt = { verify(t: string): Promise<false | { sub?: string; exp?: number }> };
+type SessionJwt = { verify(t: string): Promise<false | { sub?: string; sv?: unknown; exp?: number }> };
+/** A verified session: its user, the user's session version it was signed at, and when it expires. */
+type SessionClaims = { sub: string; sv: number; exp: number };
 
 export interface AuthDeps {
   authenticator: Authenticator;
@@ -64,21 +66,25 @@ export function authPlugin(deps: AuthDeps) {
 
   // A verified session string always verifies the same way until it expires, so its signature is
   // checked once and remembered (bounded); the user is still loaded on every request.
-  const verified = new Map<string, { sub: string; exp: number }>();
-  /** The user id of a remembered session: null when it expired, undefined when it was never verified. */
-  const rememberedSession = (session: string): string | null | undefined => {
+  const verified = new Map<string, SessionClaims>();
+  /** The claims of a remembered session: null when it expired, undefined when it was never verified. */
+  const rememberedSession = (session: string): SessionClaims | null | undefined => {
     const hit = verified.get(session);
     if (!hit) return undefined;
-    if (hit.exp * 1000 > Date.now()) return hit.sub;
+    if (hit.exp * 1000 > Date.now()) return hit;
     verified.delete(session);
     return null;
   };
-  const verifySession = async (session: string, sessionJwt: SessionJwt) => {
+  const verifySession = async (session: string, sessionJwt: SessionJwt): Promise<SessionClaims | null> => {
     const claims = await sessionJwt.verify(session);
     if (!claims || typeof claims.sub !== "string" || typeof claims.exp !== "number") return null;
+    // Sessions signed before session versions existed carry none: version 0, the first.
+    const sv = claims.sv === undefined ? 0 : claims.sv;
+    if (typeof sv !== "number") return null;
+    const checked = { sub: claims.sub, sv, exp: claims.exp };
     if (verified.size >= 10_000) verified.delete(verified.keys().next().value!);
-    verified.set(session, { sub: claims.sub, exp: claims.exp });
-    return claims.sub;
+    verified.set(session, checked);
+    return checked;
   };
 
   const actAs = (user: UserPrincipal, header: string | null, meta: RequestMeta): UserPrincipal => {
@@ -129,9 +135,9 @@ export function authPlugin(deps: AuthDeps) {
     }
     if (session !== undefined) {
       if (via === "token") throw unauthorized("This endpoint validates API tokens; send one in X-API-Token or Authorization: Bearer svc_...");
-      const userId = rememberedSession(session);
-      if (userId !== undefined) return sessionUser(userId, orgHeader, meta);
-      return verifySession(session, sessionJwt).then((id) => sessionUser(id, orgHeader, meta));
+      const claims = rememberedSession(session);
+      if (claims !== undefined) return sessionUser(claims, orgHeader, meta);
+      return verifySession(session, sessionJwt).then((c) => sessionUser(c, orgHeader, meta));
     }
     if (via === "optional") return undefined;
     throw unauthorized(
@@ -142,8 +148,8 @@ export function authPlugin(deps: AuthDeps) {
   };
 
   /** The user of a verified session (null: none), acting as the organization it names, if any. */
-  const sessionUser = (userId: string | null, orgHeader: string | null, meta: RequestMeta): UserPrincipal => {
-    const user = userId ? authenticator.userPrincipal(userId) : null;
+  const sessionUser = (claims: SessionClaims | null, orgHeader: string | null, meta: RequestMeta): UserPrincipal => {
+    const user = claims ? authenticator.userPrincipal(claims.sub, claims.sv) : null;
     if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
     meta.principal = user; // so that a refused X-Organization-Id is audited with its actor
     return actAs(user, orgHeader, meta);
@@ -249,7 +255,8 @@ export function authPlugin(deps: AuthDeps) {
 export type AuthPlugin = ReturnType<typeof authPlugin>;
 
 /** Signs a user session; used by the login route. */
-export async function signSession(sessionJwt: { sign(v: Record<string, string | number>): Promise<string> }, userId: string, now: number) {
+/** A session for the user; it carries their session version (`sv`), so a password change or removal ends it. */
+export async function signSession(sessionJwt: { sign(v: Record<string, string | number>): Promise<string> }, user: { id: string; sessionVersion: number }, now: number) {
   const exp = Math.floor(now / 1000) + SESSION_SECONDS;
-  return { token: await sessionJwt.sign({ sub: userId, exp }), expiresAt: new Date(exp * 1000) };
+  return { token: await sessionJwt.sign({ sub: user.id, sv: user.sessionVersion, exp }), expiresAt: new Date(exp * 1000) };
 }

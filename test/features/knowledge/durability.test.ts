@@ -143,7 +143,7 @@ describe("durable ingestion", () => {
     const ws = await defaultWorkspaceId(h, jwt);
     const id = await uploadText(h, jwt, ws, "gone.txt", "A file that is deleted.");
     const admin = h.services.storage.sqlite.query("SELECT id FROM users WHERE email = ?").get(ADMIN_EMAIL) as { id: string };
-    const principal = h.services.accounts.principalFor(admin.id)!;
+    const principal = h.services.accounts.principalFor(admin.id, 0)!;
     // The same service as the server's, over the same connection, with a WAL sync that waits for the test.
     const events: string[] = [];
     let release!: () => void;
