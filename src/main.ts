@@ -14,9 +14,12 @@ const HELP = `Hearth ${VERSION}: self-hosted agent workspace platform
 Usage:
   hearth serve [options]     start the server (the default command)
   hearth backup <file>       write a checked copy of the database (safe while Hearth runs)
+  hearth reset-password <email>
+                             give the account a new random password, printed once, and end
+                             its sessions (safe while Hearth runs; for a lost owner password)
   hearth --help | --version
 
-Options of serve and backup (each also an environment variable; options win):
+Options of serve, backup and reset-password (each also an environment variable; options win):
 ${options()}
 `;
 
@@ -152,14 +155,51 @@ async function backup(config: Config, file: string | undefined) {
   }
 }
 
+async function resetPassword(config: Config, email: string | undefined) {
+  if (!email) fail("reset-password needs the account's email: hearth reset-password <email>");
+  const database = join(config.dataDir, "hearth.db");
+  if (!existsSync(database)) fail(`no Hearth database at ${database}: point HEARTH_DATA_DIR (or --data-dir) at the data dir of the Hearth`);
+  const [{ openStorage, lockDataDir, InstanceLockedError }, { migrate }, { systemClock }, { createActivityService }, { createAccountsService }, { randomPassword }] = await Promise.all([
+    import("./platform/db/database"),
+    import("./platform/db/migrate"),
+    import("./platform/clock"),
+    import("./features/activity/service"),
+    import("./features/accounts/service"),
+    import("./features/accounts/bootstrap"),
+  ]);
+  // A running Hearth has migrated the database already; a stopped one may be older than this build.
+  let lock: { release(): void } | undefined;
+  try {
+    lock = lockDataDir(config.dataDir);
+  } catch (e) {
+    if (!(e instanceof InstanceLockedError)) throw e;
+  }
+  const storage = await openStorage(config.dataDir);
+  try {
+    if (lock) migrate(storage.db);
+    const activity = createActivityService({ db: storage.db, clock: systemClock });
+    const accounts = createAccountsService({ db: storage.db, clock: systemClock, activity });
+    const password = randomPassword();
+    const user = await accounts.resetPassword(email, password).catch((e) => {
+      if ((e as { status?: number }).status === 404) fail(`no user with the email ${email.trim().toLowerCase()} in ${database}`);
+      throw e;
+    });
+    process.stdout.write(`\nThe new password of ${user.email} is\n\n    ${password}\n\nIt is shown only this once. Every session of the account has ended; its API tokens still work.\n\n`);
+  } finally {
+    await storage.close();
+    lock?.release();
+  }
+}
+
 async function main(argv: string[]) {
   const [command = "serve", ...rest] = argv;
   const asksHelp = (a: string) => a === "--help" || a === "-h" || a === "help";
-  // `hearth serve --help` and `hearth backup --help` as well: the one help covers both commands.
-  if (asksHelp(command) || ((command === "serve" || command === "backup") && rest.some(asksHelp))) return void process.stdout.write(HELP);
+  const withArgument = command === "backup" || command === "reset-password";
+  // `hearth serve --help`, `hearth backup --help` as well: the one help covers every command.
+  if (asksHelp(command) || ((command === "serve" || withArgument) && rest.some(asksHelp))) return void process.stdout.write(HELP);
   if (command === "--version" || command === "-v") return void process.stdout.write(`${VERSION}\n`);
-  const positional = command === "backup" ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
-  const options = command === "backup" ? rest.filter((a) => !positional.includes(a)) : rest;
+  const positional = withArgument ? rest.filter((a, i) => !a.startsWith("--") && !(rest[i - 1]?.startsWith("--") && !rest[i - 1]!.includes("="))) : [];
+  const options = withArgument ? rest.filter((a) => !positional.includes(a)) : rest;
   // Internal: the isolated document parser that ingestion runs as a child process.
   if (command === "__parse") {
     startupDone();
@@ -174,6 +214,7 @@ async function main(argv: string[]) {
   if (command.startsWith("--")) return serve(loadConfig(process.env, argv));
   if (command === "serve") return serve(loadConfig(process.env, options));
   if (command === "backup") return backup(loadConfig(process.env, options), positional[0]);
+  if (command === "reset-password") return resetPassword(loadConfig(process.env, options), positional[0]);
   fail(`unknown command "${command}" (see hearth --help)`);
 }
 

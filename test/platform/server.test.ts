@@ -84,7 +84,7 @@ describe("process", () => {
   test("--help and --version", async () => {
     const help = await run(["--help"], process.env);
     expect(help.code).toBe(0);
-    for (const word of ["serve", "backup", "--port", "HEARTH_DATA_DIR", "--rate-limit-strict"]) expect(help.stdout).toContain(word);
+    for (const word of ["serve", "backup", "reset-password", "--port", "HEARTH_DATA_DIR", "--rate-limit-strict"]) expect(help.stdout).toContain(word);
     // Every option in three columns that line up, the longest names included.
     const options = help.stdout.split("\n").filter((l) => l.startsWith("  --") && l.includes("HEARTH_"));
     expect(options.length).toBeGreaterThan(20);
@@ -93,7 +93,7 @@ describe("process", () => {
     const version = await run(["--version"], process.env);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
     // Before: "unknown option --help", exit 2.
-    for (const args of [["serve", "--help"], ["backup", "-h"]]) expect(await run(args, process.env)).toMatchObject({ code: 0, stdout: help.stdout });
+    for (const args of [["serve", "--help"], ["backup", "-h"], ["reset-password", "--help"]]) expect(await run(args, process.env)).toMatchObject({ code: 0, stdout: help.stdout });
   });
 
   test("serve, refuse a second instance, back up while running, stop on SIGTERM without losing audit rows", async () => {
@@ -161,6 +161,43 @@ describe("process", () => {
     expect(v.status).toBe(200);
     restarted.proc.kill("SIGTERM");
     expect(await restarted.proc.exited).toBe(0);
+  }, 60_000);
+
+  test("reset-password gives a lost owner password back, while Hearth runs and while it is stopped", async () => {
+    const dir = tempDir();
+    const { proc, url } = await start(dir);
+    const signIn = (password: string) => fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password }) });
+    const me = (jwt: string) => fetch(`${url}/api/auth/me`, { headers: { authorization: `Bearer ${jwt}` } });
+    const before = ((await (await signIn("server-test-password")).json()) as any).data.token;
+    const running = await run(["reset-password", "ADMIN@localhost"], env(dir));
+    expect(running.code).toBe(0);
+    const password = running.stdout.match(/is\n\n {4}(\S+)\n/)?.[1];
+    expect(password).toHaveLength(24);
+    // The running server sees the new password and the ended session at the next request.
+    expect((await me(before)).status).toBe(401);
+    expect((await signIn("server-test-password")).status).toBe(401);
+    const after = ((await (await signIn(password!)).json()) as any).data.token;
+    expect((await me(after)).status).toBe(200);
+    const orgId = ((await (await me(after)).json()) as any).data.user.organization_id;
+    const trail = ((await (await fetch(`${url}/api/organizations/${orgId}/activity?action=password_reset`, { headers: { authorization: `Bearer ${after}` } })).json()) as any).data;
+    expect(trail).toHaveLength(1);
+    expect(trail[0]).toMatchObject({ method: "CLI", endpoint: "hearth reset-password", detail: "admin@localhost" });
+    const unknown = await run(["reset-password", "nobody@localhost"], env(dir));
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no user with the email nobody@localhost");
+    expect((await run(["reset-password"], env(dir))).stderr).toContain("needs the account's email");
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    // Stopped: the command takes the data dir's lock itself, and the next start signs in with it.
+    const stopped = await run(["reset-password", "admin@localhost"], env(dir));
+    expect(stopped.code).toBe(0);
+    const again = stopped.stdout.match(/is\n\n {4}(\S+)\n/)![1]!;
+    const restarted = await start(dir);
+    const ok = await fetch(`${restarted.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: again }) });
+    expect(ok.status).toBe(200);
+    restarted.proc.kill("SIGTERM");
+    expect(await restarted.proc.exited).toBe(0);
+    expect((await run(["reset-password", "admin@localhost"], env(join(dir, "nowhere")))).stderr).toContain("no Hearth database at");
   }, 60_000);
 
   test("kill -9 right after the last response loses no acknowledged `used` audit row", async () => {

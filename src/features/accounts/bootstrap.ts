@@ -28,6 +28,7 @@ export async function bootstrapFirstOwner(
   return { email: admin.email, generatedPassword: generated };
 }
 
-function randomPassword(): string {
+/** 24 characters of base64url: 144 random bits. */
+export function randomPassword(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url");
 }
