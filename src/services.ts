@@ -145,6 +145,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     checkToken: (raw) => tokens.check(raw),
     userPrincipal: (id, sessionVersion) => accounts.principalFor(id, sessionVersion),
     organizationExists: (id) => accounts.organizationExists(id),
+    sessionHolds: (user) => accounts.principalFor(user.userId, user.sessionVersion) !== null,
     recordTokenUse: (use) => tokenAudit.record(use),
     recordOverride: (use) =>
       activity.record({

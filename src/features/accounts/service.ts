@@ -6,6 +6,7 @@ import { conflict, forbidden, notFound, unauthorized } from "../../platform/erro
 import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import { isOrgAdmin, type Principal, type UserPrincipal, type UserRole } from "../../platform/auth/principal";
+import { credentialsChanged } from "../../platform/auth/revocations";
 import type { ActivityService } from "../activity/service";
 import type { ActivityAction } from "../activity/table";
 import { organizations, users } from "./table";
@@ -49,6 +50,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
     homeOrganizationId: u.organizationId,
     role: u.role,
     isSuperAdmin: u.isSuperAdmin,
+    sessionVersion: u.sessionVersion,
   });
 
   // Prepared once: every session request loads its user.
@@ -212,6 +214,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       }
       if (changed.length === 0) return now;
       db.update(users).set(next).where(eq(users.id, now.id)).run();
+      if (next.sessionVersion !== undefined) credentialsChanged();
       trail("user_updated", principal.userId, now, info, `${now.email}: ${changed.join(", ")}`);
       return { ...now, ...next };
     },
@@ -228,6 +231,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       for (const fn of removing) fn(target.id, info);
       const at = new Date(clock.now());
       db.update(users).set({ removedAt: at, email: tombstone(target), sessionVersion: target.sessionVersion + 1 }).where(eq(users.id, target.id)).run();
+      credentialsChanged();
       trail("user_removed", principal.userId, target, info, target.email);
     },
 
@@ -241,6 +245,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       if (!u) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
       const next = { passwordHash: hash, sessionVersion: u.sessionVersion + 1 };
       db.update(users).set(next).where(eq(users.id, u.id)).run();
+      credentialsChanged();
       trail("password_changed", u.id, u, info, u.email);
       return { ...u, ...next };
     },

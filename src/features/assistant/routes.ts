@@ -26,7 +26,7 @@ export function assistantRoutes({ auth, assistant, chats, log, heartbeatMs }: { 
     .guard({ detail: { tags: ["Assistant"] } })
     .post(
       "/api/assistant/chat",
-      ({ principal, body, request }) => {
+      ({ principal, body, request, credentialsLive }) => {
         // Everything that can be refused is refused here, as JSON, before the stream starts.
         const prepared = assistant.prepare(principal, {
           message: body.message ?? "",
@@ -47,7 +47,7 @@ export function assistantRoutes({ auth, assistant, chats, log, heartbeatMs }: { 
               { event: "done", data: {} },
             ];
           },
-          { heartbeatMs },
+          { heartbeatMs, live: credentialsLive(request, principal) },
         );
       },
       {

@@ -7,6 +7,7 @@ import { nonBlank } from "../../platform/validator";
 import type { PageWindow } from "../../platform/http/pagination";
 import type { TokenCheck } from "../../platform/auth/authenticator";
 import type { Principal, TokenPrincipal, TokenRole } from "../../platform/auth/principal";
+import { credentialsChanged } from "../../platform/auth/revocations";
 import { isOrgAdmin } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
 import { apiTokens } from "./table";
@@ -53,7 +54,10 @@ export function createTokensService({ db, clock, workspaces, audit, organization
    * the database again (and fails); an expiry is checked against the clock at each use.
    */
   const usable = new Map<string, { principal: TokenPrincipal; expiresAt: number | null }>();
-  const forget = () => usable.clear();
+  const forget = () => {
+    usable.clear();
+    credentialsChanged();
+  };
   workspaces.onRemoved(forget);
 
   const requireUser = (principal: Principal) => {

@@ -98,11 +98,11 @@ export function executionRoutes({ auth, executions, events, registry, heartbeatM
     )
     .get(
       "/api/workflow/:id/events",
-      ({ principal, params, request, query }) => {
+      ({ principal, params, request, query, credentialsLive }) => {
         const e = executions.requireExecution(principal, params.id);
         const header = request.headers.get("last-event-id") ?? query.last_event_id;
         const after = Number.isInteger(Number(header)) && Number(header) > 0 ? Number(header) : 0;
-        return sseResponse(request, (signal) => follow(events, e.id, after, signal), () => [], { heartbeatMs });
+        return sseResponse(request, (signal) => follow(events, e.id, after, signal), () => [], { heartbeatMs, live: credentialsLive(request, principal) });
       },
       {
         auth: "any",

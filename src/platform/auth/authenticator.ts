@@ -34,6 +34,8 @@ export interface Authenticator {
   /** The user of a verified session signed at `sessionVersion`, or null when the account is gone or its sessions ended since. */
   userPrincipal(userId: string, sessionVersion: number): UserPrincipal | null;
   organizationExists(id: string): boolean;
+  /** Whether a user's session still holds (the user is there and has not changed password since). */
+  sessionHolds(user: UserPrincipal): boolean;
   /** Records a use; acknowledge it only once the promise, when one is returned, resolves (a group commit). */
   recordTokenUse(use: TokenUse): Promise<void> | undefined;
   recordOverride(use: OverrideUse): void;

@@ -15,6 +15,7 @@ import { chargeRequest, type LimitClass, type LimitDecision, type RateLimiter } 
 import { requestMeta, settleRequest, type RequestMeta } from "../http/request-meta";
 import { PendingBody } from "../http/body";
 import type { Authenticator } from "./authenticator";
+import { credentialsEpoch } from "./revocations";
 import type { Principal, TokenPrincipal, UserPrincipal } from "./principal";
 
 type Via = "jwt" | "token" | "any" | "none" | "optional";
@@ -24,6 +25,8 @@ export const SESSION_SECONDS = 12 * 60 * 60;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const INVALID_TOKEN = "Invalid API token";
+/** How often a long-lived response re-checks its caller's credentials without a known change. */
+const RECHECK_MS = 5_000;
 const overBudget = (d: LimitDecision) => `Rate limit of ${d.limit} requests per minute exceeded; retry in ${d.reset} s`;
 
 type SessionJwt = { verify(t: string): Promise<false | { sub?: string; sv?: unknown; exp?: number }> };
@@ -188,8 +191,36 @@ export function authPlugin(deps: AuthDeps) {
     return durable;
   };
 
+  /**
+   * For a response that outlives its request (an event stream): whether its caller's credentials
+   * still hold, asked again after any change of credentials in this process and every
+   * RECHECK_MS (changes made by another process: `hearth reset-password`).
+   */
+  const credentialsLive = (request: Request, principal: Principal) => {
+    // The token as presented: a regenerated token keeps its id, but this secret no longer works.
+    const { token } = credentials(request.headers);
+    const holds = () => {
+      if (principal.kind === "user") return authenticator.sessionHolds(principal);
+      const check = token === undefined ? undefined : authenticator.checkToken(token);
+      return check?.ok === true && check.principal.tokenId === principal.tokenId;
+    };
+    let seen = -1;
+    let checkedAt = 0;
+    let valid = true;
+    return () => {
+      const now = Date.now();
+      if (valid && (seen !== credentialsEpoch() || now - checkedAt >= RECHECK_MS)) {
+        seen = credentialsEpoch();
+        checkedAt = now;
+        valid = holds();
+      }
+      return valid;
+    };
+  };
+
   return new Elysia({ name: "hearth-auth", seed: deps.seed })
     .use(jwt({ name: "sessionJwt", secret: deps.jwtSecret, alg: "HS256" }))
+    .decorate("credentialsLive", credentialsLive)
     .macro({
       auth: (spec: AuthSpec) => {
         // Read once per route, not per request.
@@ -254,7 +285,6 @@ export function authPlugin(deps: AuthDeps) {
 
 export type AuthPlugin = ReturnType<typeof authPlugin>;
 
-/** Signs a user session; used by the login route. */
 /** A session for the user; it carries their session version (`sv`), so a password change or removal ends it. */
 export async function signSession(sessionJwt: { sign(v: Record<string, string | number>): Promise<string> }, user: { id: string; sessionVersion: number }, now: number) {
   const exp = Math.floor(now / 1000) + SESSION_SECONDS;

@@ -11,6 +11,8 @@ export interface UserPrincipal {
   readonly homeOrganizationId: string;
   readonly role: UserRole;
   readonly isSuperAdmin: boolean;
+  /** The user's session version the session was signed at (a password change or removal raises it). */
+  readonly sessionVersion: number;
 }
 
 export interface TokenPrincipal {

@@ -43,7 +43,12 @@ export function sseResponse(
   request: Request,
   produce: (signal: AbortSignal) => AsyncGenerator<SseEvent>,
   onError: (e: unknown) => SseEvent[],
-  options: { heartbeatMs?: number; headers?: Record<string, string> } = {},
+  options: {
+    heartbeatMs?: number;
+    headers?: Record<string, string>;
+    /** Whether the caller's credentials still hold; asked before each write, the stream ends once they do not. */
+    live?: () => boolean;
+  } = {},
 ): Response {
   const gone = new AbortController();
   const leave = () => gone.abort(new Error("the client disconnected"));
@@ -53,17 +58,8 @@ export function sseResponse(
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const write = (chunk: Uint8Array) => {
-        if (gone.signal.aborted) return;
-        try {
-          controller.enqueue(chunk);
-        } catch {
-          leave();
-        }
-      };
-      heartbeat = setInterval(() => write(encoder.encode(": keep-alive\n\n")), options.heartbeatMs ?? HEARTBEAT_MS);
-      const end = () => {
-        gone.abort(new Error("Hearth is stopping"));
+      const end = (why: string) => {
+        gone.abort(new Error(why));
         clearInterval(heartbeat);
         try {
           controller.close();
@@ -71,7 +67,20 @@ export function sseResponse(
           // already closed
         }
       };
-      openStreams.add(end);
+      const stopping = () => end("Hearth is stopping");
+      const write = (chunk: Uint8Array) => {
+        if (gone.signal.aborted) return;
+        // A revoked token or an ended session gets nothing more (an execution may wait for days):
+        // the stream closes, without an event whose number a reconnect would skip past.
+        if (options.live && !options.live()) return end("the caller's credentials no longer hold");
+        try {
+          controller.enqueue(chunk);
+        } catch {
+          leave();
+        }
+      };
+      heartbeat = setInterval(() => write(encoder.encode(": keep-alive\n\n")), options.heartbeatMs ?? HEARTBEAT_MS);
+      openStreams.add(stopping);
       // Runs detached from start(): events are flushed as they are enqueued.
       void (async () => {
         try {
@@ -79,7 +88,7 @@ export function sseResponse(
         } catch (e) {
           if (!gone.signal.aborted) for (const ev of onError(e)) write(formatEvent((id = ev.id ?? id + 1), ev));
         } finally {
-          openStreams.delete(end);
+          openStreams.delete(stopping);
           clearInterval(heartbeat);
           request.signal.removeEventListener("abort", leave);
           if (!gone.signal.aborted) {
