@@ -6,7 +6,7 @@ import { PaginationQuery } from "../../platform/http/pagination";
 /** Graphs larger than this are refused at save: a workflow is a program a person reads, not data. */
 export const MAX_NODES = 2000;
 
-const NodeId = t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_.-]+$", description: "Unique in the graph: letters, digits, _ . -" });
+const NodeId = t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_.-]+$", error: "node ids are 1 to 64 characters: letters, digits, _ . or -", description: "Unique in the graph: letters, digits, _ . -" });
 
 export const RetrySchema = t.Object(
   {

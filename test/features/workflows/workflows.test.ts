@@ -72,6 +72,9 @@ describe("definitions and versions", () => {
     ["a bad config", linear({ id: "a", type: "trigger.manual" }, { id: "get", type: "http", config: { url: 42 } }), /Node "get": config\.url must be a string/],
     // Knowledge bases hold documents only: a stored file's id could never name audio.
     ["a transcribe node given a file id", linear({ id: "a", type: "trigger.manual" }, { id: "t", type: "transcribe", config: { file_id: crypto.randomUUID() } }), /Node "t": config\.url is required/],
+    // Said as a person fixes it; before, the message was the regular expression itself.
+    ["a bad webhook path", linear({ id: "w", type: "trigger.webhook", config: { path: "bad path!" } }), /Node "w": config\.path must be 8 to 128 characters: letters, digits/],
+    ["a bad node id", { nodes: [{ id: "bad id!", type: "trigger.manual" }] }, /node ids are 1 to 64 characters: letters, digits/],
     ["a duplicate id", { nodes: [{ id: "a", type: "trigger.manual" }, { id: "a", type: "output" }] }, /Node "a".*twice/],
     ["an edge into a trigger", { nodes: [{ id: "a", type: "output" }, { id: "t", type: "trigger.manual" }], edges: [{ from: "a", to: "t" }] }, /Node "t".*trigger/],
     // Before, both were saved and their target was always skipped, the execution "succeeded".

@@ -63,7 +63,11 @@ export const webhookTrigger: NodeType<{ path: string; secret?: string; events?: 
   secretKeys: ["secret"],
   config: t.Object(
     {
-      path: t.String({ pattern: WEBHOOK_PATH.source, description: "Unique on this Hearth; 8 to 128 letters, digits, _ . - (without a secret the path is the credential: make it long and random)" }),
+      path: t.String({
+        pattern: WEBHOOK_PATH.source,
+        error: "config.path must be 8 to 128 characters: letters, digits, _ . or -, starting with a letter or digit",
+        description: "Unique on this Hearth; 8 to 128 letters, digits, _ . - (without a secret the path is the credential: make it long and random)",
+      }),
       secret: t.Optional(t.String({ minLength: 16, maxLength: 512, description: "Standard Webhooks (whsec_...) or GitHub signing secret; unsigned deliveries are then refused" })),
       events: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: "Accept only these event types (body.event or X-GitHub-Event)" })),
     },
