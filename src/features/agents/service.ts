@@ -24,14 +24,23 @@ export const INVOKE_WAIT_MS = 120_000;
 /** How often a waiting invoke looks at the injected clock for its deadline. */
 const WAIT_POLL_MS = 250;
 
-/** The first field a manual trigger's input_schema requires that `input` lacks (an invoke fails at once, not in a later node). */
+const blank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
+/** The required fields of `required` that `input` lacks (blank strings count as missing). */
+const lacking = (required: unknown, input: Record<string, unknown>): string[] => (Array.isArray(required) ? required.filter((k): k is string => typeof k === "string" && blank(input[k])) : []);
+
+/**
+ * What a manual trigger's input_schema requires that `input` lacks, said as a field ("input.query")
+ * or as alternatives ("input.audio_url or input.transcript"), so an invoke fails at once, not in a
+ * later node. `required` and `anyOf` of `required` lists are understood.
+ */
 const missingInput = (graph: Graph, input: Record<string, unknown>): string | undefined => {
   for (const n of graph.nodes) {
     if (n.type !== "trigger.manual") continue;
-    const required = (n.config?.input_schema as { required?: unknown } | undefined)?.required;
-    if (!Array.isArray(required)) continue;
-    const missing = required.find((k) => typeof k === "string" && (input[k] === undefined || input[k] === null || (typeof input[k] === "string" && input[k].trim() === "")));
-    if (missing) return missing;
+    const schema = n.config?.input_schema as { required?: unknown; anyOf?: unknown } | undefined;
+    const missing = lacking(schema?.required, input)[0];
+    if (missing) return `input.${missing}`;
+    const options = Array.isArray(schema?.anyOf) ? schema.anyOf.map((o: { required?: unknown }) => (o && typeof o === "object" ? o.required : undefined)) : [];
+    if (options.length > 0 && options.every((r) => lacking(r, input).length > 0)) return options.flatMap((r) => lacking(r, input).map((k) => `input.${k}`)).join(" or ");
   }
   return undefined;
 };
@@ -218,7 +227,7 @@ export function createAgentsService(deps: {
       const w = workflows.requireWorkflow(p, a.workflowId);
       const version = workflows.requireVersion(p, w.activeVersionId!).version;
       const missing = missingInput(version.graph, input);
-      if (missing) throw unprocessable(`input.${missing} is required${a.template ? ` (the ${a.template} template's input_schema, GET /api/agent-base/catalog)` : ""}`);
+      if (missing) throw unprocessable(`${missing} is required${a.template ? ` (the ${a.template} template's input_schema, GET /api/agent-base/catalog)` : ""}`);
       const e = executions.begin({ productId: a.productId, workflowId: w.id, versionId: version.id, agentId: a.id, graph: null, graphForNodes: version.graph, triggerType, input: checkInput(input), createdBy: actor(p) });
       if (!wait) return { execution: e, ended: false };
       const row = await untilEndedOr(p, e.id, INVOKE_WAIT_MS);

@@ -54,25 +54,45 @@ const documentSummarizer: Template = {
   build: (id) => ({ nodes: [{ id: "start", type: "trigger.manual", config: { input_schema: QUERY } }, answer(id, "Summarize: {{ input.query }}"), output], edges: chain("start", "agent", "output") }),
 };
 
-const MEETING_INPUT = { type: "object", required: ["audio_url"], properties: { audio_url: { type: "string", description: "http(s) URL of the recording (WAV, MP3, ...)", examples: ["https://intranet.example/meetings/2026-01-12.wav"] } } };
+const MEETING_INPUT = {
+  type: "object",
+  description: "The recording's URL, or its transcript (a recording on your own machine: POST /api/audio/transcriptions first)",
+  properties: {
+    audio_url: { type: "string", description: "http(s) URL of the recording (WAV, MP3, ...), at most 25 MB", examples: ["https://intranet.example/meetings/2026-01-12.wav"] },
+    transcript: { type: "string", description: "The meeting's transcript, when you have it already (then audio_url is not needed)" },
+  },
+  anyOf: [{ required: ["audio_url"] }, { required: ["transcript"] }],
+};
+/** Whether the invoke brought a transcript (else the recording is transcribed). */
+const HAS_TRANSCRIPT = "$exists(input.transcript) and $length($trim($string(input.transcript))) > 0";
 
 const meetingNotes: Template = {
   id: "meeting-notes",
   name: "Meeting notes",
-  description: "Turns a meeting recording (input audio_url: an http(s) URL of the audio, at most 25 MB) into notes: summary, decisions, action items with owners. Transcribed locally with Whisper.",
+  description:
+    "Turns a meeting recording into notes: summary, decisions, action items with owners. Input audio_url (an http(s) URL of the audio, at most 25 MB, transcribed locally with Whisper) or transcript (text you have already, e.g. from POST /api/audio/transcriptions).",
   settings: t.Object({ language: t.Optional(t.String({ minLength: 2, maxLength: 8, description: "ISO 639-1 language of the recordings (detected when left out)" })) }, { additionalProperties: false }),
   triggers: ["manual"],
   input: MEETING_INPUT,
   systemPrompt: "You write meeting notes from a transcript: a three-sentence summary, the decisions taken, and the action items with their owners and dates where the transcript names them. Do not invent what the transcript does not say.",
   tools: [],
+  // start → has_transcript: true → text; false → transcribe → text. `text` takes whichever ran.
   build: (id, s: { language?: string }) => ({
     nodes: [
       { id: "start", type: "trigger.manual", config: { input_schema: MEETING_INPUT } },
+      { id: "has_transcript", type: "condition", config: { expression: HAS_TRANSCRIPT } },
       { id: "transcribe", type: "transcribe", config: { url: "{{ input.audio_url }}", ...(s.language ? { language: s.language } : {}) } },
-      answer(id, "Transcript:\n{{ nodes.transcribe.output.text }}", { max_steps: 1 }),
-      { id: "output", type: "output", config: { value: "{{ $merge([nodes.agent.output, { 'transcript': nodes.transcribe.output.text }]) }}" } },
+      { id: "text", type: "transform", config: { expression: `${HAS_TRANSCRIPT} ? $string(input.transcript) : nodes.transcribe.output.text` } },
+      answer(id, "Transcript:\n{{ nodes.text.output }}", { max_steps: 1 }),
+      { id: "output", type: "output", config: { value: "{{ $merge([nodes.agent.output, { 'transcript': nodes.text.output }]) }}" } },
     ],
-    edges: chain("start", "transcribe", "agent", "output"),
+    edges: [
+      { from: "start", to: "has_transcript" },
+      { from: "has_transcript", to: "text", when: "true" },
+      { from: "has_transcript", to: "transcribe", when: "false" },
+      { from: "transcribe", to: "text" },
+      ...chain("text", "agent", "output"),
+    ],
   }),
 };
 

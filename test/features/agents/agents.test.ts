@@ -88,16 +88,16 @@ describe("invoke input and waiting", () => {
   test("the catalog gives each template's input_schema; an invoke missing a required field fails at once with 422 naming it", async () => {
     const catalog = (await h.call("GET", "/api/agent-base/catalog", { token: userToken })).body.data;
     const notes = catalog.find((t: any) => t.id === "meeting-notes");
-    expect(notes.input_schema.required).toEqual(["audio_url"]);
+    expect(notes.input_schema.anyOf).toEqual([{ required: ["audio_url"] }, { required: ["transcript"] }]);
     expect(notes.input_schema.properties.audio_url.type).toBe("string");
     expect(catalog.find((t: any) => t.id === "knowledge-assistant").input_schema.required).toEqual(["query"]);
     const a = (await install("meeting-notes")).body.data;
     const r = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: userToken, body: { input: { query: "notes please" }, wait: true } });
     expect(r.status).toBe(422);
-    expect(r.body.message).toMatch(/^input\.audio_url is required/);
+    expect(r.body.message).toMatch(/^input\.audio_url or input\.transcript is required/);
     // Spaces only are no URL either (before: it ran, and failed in the transcribe node "Invalid URL").
     const blank = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: userToken, body: { input: { audio_url: "   " }, wait: true } });
-    expect([blank.status, blank.body.message]).toEqual([422, expect.stringMatching(/^input\.audio_url is required/)]);
+    expect([blank.status, blank.body.message]).toEqual([422, expect.stringMatching(/^input\.audio_url or input\.transcript is required/)]);
     expect((await h.call("GET", `/api/agent-base/${a.id}/executions`, { token: jwt })).body.data).toEqual([]);
   });
 

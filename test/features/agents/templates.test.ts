@@ -44,6 +44,25 @@ test("meeting notes: a recording is transcribed locally and turned into notes", 
   expect(nodes.find((n: any) => n.node_id === "transcribe").output.language).toBe("en");
 }, 60_000);
 
+test("meeting notes: a transcript given instead of a recording goes straight to the notes; neither is 422", async () => {
+  // A recording on the user's own machine: POST /api/audio/transcriptions, then its text here.
+  fake.respond = (r) => `Summary: ${(r.messages.at(-1)?.content ?? "").includes("ship on Friday") ? "they ship on Friday" : "nothing heard"}.`;
+  const a = (await h.call("POST", "/api/agent-base/install", { token: jwt, body: { product_id: ws, template: "meeting-notes" } })).body.data;
+  const r = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { transcript: "Anna: we ship on Friday. Ben: I write the release notes." }, wait: true } });
+  expect(r.status).toBe(200);
+  expect(r.body.data.status).toBe("succeeded");
+  expect(r.body.data.output).toMatchObject({ text: "Summary: they ship on Friday.", transcript: "Anna: we ship on Friday. Ben: I write the release notes." });
+  const nodes = (await h.call("GET", `/api/workflow/${r.body.data.id}/status`, { token: jwt })).body.data.nodes;
+  expect(nodes.find((n: any) => n.node_id === "transcribe").status).toBe("skipped");
+  for (const input of [{}, { transcript: "   " }, { audio_url: "" }]) {
+    const refused = await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input, wait: true } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.message).toMatch(/^input\.audio_url or input\.transcript is required/);
+  }
+  const catalog = (await h.call("GET", "/api/agent-base/catalog", { token: jwt })).body.data.find((t: any) => t.id === "meeting-notes");
+  expect(Object.keys(catalog.input_schema.properties)).toEqual(["audio_url", "transcript"]);
+});
+
 test("meeting notes: a URL that is not audio fails the execution with a readable error", async () => {
   const a = (await h.call("POST", "/api/agent-base/install", { token: jwt, body: { product_id: ws, template: "meeting-notes" } })).body.data;
   const e = (await h.call("POST", `/api/agent-base/${a.id}/invoke`, { token: jwt, body: { input: { audio_url: `${audio.url}README.md` }, wait: true } })).body.data;
