@@ -1,6 +1,7 @@
-// The knowledge base's life: at start, pieces a crash left behind are swept and files stored while
-// the embedding model was missing get their vectors once it is there; /health reports the vector
-// extension and the embedder; at stop the embedder's worker ends.
+// The knowledge base's life: at start, pieces a crash left behind are swept, chunks stored before
+// the keyword index knew CJK text are indexed again, and files stored while the embedding model was
+// missing get their vectors once it is there; /health reports the vector extension and the
+// embedder; at stop the embedder's worker ends.
 import type { Logger } from "../../platform/log";
 import type { JobQueue } from "../../platform/jobs/queue";
 import { modelPresence } from "../../platform/ml/models";
@@ -64,6 +65,11 @@ export function knowledgePart(d: KnowledgePartDeps): Part & { catchUpEmbeddings(
       if (orphans > 0) d.log.info("knowledge: removed pieces of uploads cut off by a crash", { pieces: orphans });
       const strayVectors = d.vectors.sweepOrphansOnce();
       if (strayVectors > 0) d.log.info("knowledge: removed vectors of chunks deleted while they were embedded", { vectors: strayVectors });
+      // Searches run meanwhile: a chunk not indexed again yet is found as before the pair form.
+      void d.ingestion.catchUpKeywords(() => stopped).then(
+        (chunks) => chunks > 0 && d.log.info("knowledge: indexed the CJK text of chunks stored before as pairs of characters", { chunks }),
+        (e: Error) => d.log.error("knowledge: indexing older CJK chunks failed; it resumes at the next start", { error: e.message }),
+      );
       // Without its model the embedder is retried every minute, so copying the model into the
       // models dir is enough: the files stored meanwhile get their vectors then.
       void catchUpEmbeddings().then((ok) => {

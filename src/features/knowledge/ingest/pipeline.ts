@@ -21,6 +21,8 @@ import type { FileFormat } from "./detect";
 import { chunkContext, embeddingText } from "./context";
 import { ParseError } from "./parse";
 import { fileUpdates, type FilePatch } from "./file-updates";
+import { createKeywordStore } from "../keyword-store";
+import { nextTurn } from "../../../platform/db/drain";
 
 /**
  * Chunks embedded per round (vectors and progress written after each). The embedder sends them to
@@ -38,6 +40,8 @@ export const EMBED_BATCH = 8;
 export const CHUNKING_VERSION = 3;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
 const INSERT_BATCH = 200;
+/** CJK chunks indexed again per commit (keyword-store.ts reindexOlder): ~20 ms. */
+const REINDEX_SLICE = 50;
 
 interface Deps {
   db: Db;
@@ -55,6 +59,7 @@ interface Deps {
 export function createIngestion({ db, clock, log, embedder, vectors, content, limits = DEFAULT_LIMITS, maxChunks = 20_000 }: Deps) {
   const now = () => new Date(clock.now());
   const writeFile = fileUpdates(db);
+  const keywords = createKeywordStore(db.$client);
   const updateFile = (id: string, patch: FilePatch) => writeFile(id, { ...patch, updatedAt: now() });
   /** A step of the job: redone if lost, so no fsync. */
   const setFile = (id: string, patch: FilePatch) => relaxed(db, () => updateFile(id, patch));
@@ -156,8 +161,13 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
           charEnd: c.charEnd,
           tokens: c.tokens,
         }));
-        relaxed(db, () => db.insert(knowledgeChunks).values(rows).run());
-        await new Promise((resolve) => setImmediate(resolve));
+        relaxed(db, () =>
+          db.transaction(() => {
+            const written = db.insert(knowledgeChunks).values(rows).returning({ id: knowledgeChunks.id }).all();
+            keywords.written(written.map((c) => c.id));
+          }),
+        );
+        await nextTurn();
       }
       if (!step({ chunkCount: chunks.length, chunkingVersion: CHUNKING_VERSION, progress: 0.2, embeddingModel: null, embeddedAt: null })) return;
 
@@ -172,6 +182,22 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
     /** Marks a file failed for good (the queue's onFailed hook, in the job's own full commit). */
     failed({ fileId }: { fileId: string }, error: string) {
       updateFile(fileId, { status: "failed", error });
+    },
+
+    /**
+     * Indexes the CJK chunks stored before the keyword index had their pair form (keyword-store.ts),
+     * a slice per commit and a turn of the event loop apart, until none is left or `stopped()`; how
+     * many. Redone from where it stopped after a crash: the range left is in the database.
+     */
+    async catchUpKeywords(stopped: () => boolean): Promise<number> {
+      let reindexed = 0;
+      while (!stopped()) {
+        const n = relaxed(db, () => keywords.reindexOlder(REINDEX_SLICE));
+        if (n === null) break;
+        reindexed += n;
+        await nextTurn();
+      }
+      return reindexed;
     },
 
     /** Ready files that still lack vectors of the current model, or were cut by an older chunking. */
