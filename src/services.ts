@@ -111,6 +111,7 @@ export async function createServices({ config, storage, clock = systemClock, log
     log,
     workspaces,
     search,
+    basesOf: (productId) => knowledge.basesOfWorkspace(productId),
     llm,
     transcribe: async (bytes, language, signal) => transcriber.transcribe(await prepareAudio(bytes, transcriber.maxSeconds), language, signal),
     concurrency: config.workflowConcurrency,

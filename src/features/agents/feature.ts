@@ -11,6 +11,6 @@ import { agentNode } from "./agent-node";
 import { createAgentsService } from "./service";
 
 export function createAgentsFeature(d: { db: Db; hotDb: Db; clock: Clock; llm: Llm; tools: ToolRegistry; workspaces: WorkspacesService; knowledge: KnowledgeService; workflow: WorkflowFeature; preferences: PreferencesService }) {
-  d.workflow.registry.add(agentNode({ db: d.db, hotDb: d.hotDb, llm: d.llm, tools: d.tools, preferencesOf: (actor) => d.preferences.promptLine(actor) }));
+  d.workflow.registry.add(agentNode({ db: d.db, hotDb: d.hotDb, llm: d.llm, tools: d.tools, basesOf: d.workflow.basesOf, preferencesOf: (actor) => d.preferences.promptLine(actor) }));
   return createAgentsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, knowledge: d.knowledge, workflows: d.workflow.workflows, executions: d.workflow.executions, engine: d.workflow.engine, tools: d.tools });
 }

@@ -3,7 +3,7 @@
 import { t } from "elysia";
 import type { AllowList } from "../../platform/net/safe-fetch";
 import type { ToolDef } from "../../platform/tools/registry";
-import type { NodeType } from "../workflows/nodes/node-type";
+import { literal, type NodeType } from "../workflows/nodes/node-type";
 import type { IntegrationRow, IntegrationsService } from "./service";
 
 export function integrationToolProvider(service: IntegrationsService, allow: AllowList) {
@@ -33,6 +33,11 @@ export function integrationNode(service: IntegrationsService, allow: AllowList):
       { additionalProperties: false },
     ),
     check: (c) => (c.integration_id === undefined && c.type === undefined ? "set integration_id or type" : undefined),
+    references(c, w) {
+      if (!literal(c.integration_id)) return undefined;
+      const id = c.integration_id.toLowerCase();
+      return service.effective(w.productId, w.organizationId).some((r) => r.id === id) ? undefined : `integration_id: ${c.integration_id} is not an active integration of this workspace`;
+    },
     async run(c, ctx) {
       const active = service.effective(ctx.productId, ctx.organizationId);
       const row = c.integration_id ? active.find((r) => r.id === c.integration_id) : active.find((r) => r.type === c.type);

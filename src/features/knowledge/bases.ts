@@ -60,6 +60,9 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
     /** Whether the knowledge base still exists (checked again inside an upload's transaction). */
     baseExists: (id: string): boolean => Boolean(baseById.get({ id })),
 
+    /** Ids of a workspace's knowledge bases, for checks that act as the workspace (a graph's node names one). */
+    basesOfWorkspace: (productId: string): string[] => baseIdsOf.all({ productId }).map((r) => r.id),
+
     /** Ids of a visible workspace's knowledge bases (what a search of the whole workspace reads). */
     baseIds(principal: Principal, productId: string): string[] {
       const w = workspaces.requireVisible(principal, productId);

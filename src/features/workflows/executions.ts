@@ -8,9 +8,7 @@ import type { Principal } from "../../platform/auth/principal";
 import type { WorkspacesService } from "../workspaces/service";
 import { ENDED, IN_PROGRESS, type NewExecution, type WorkflowEngine } from "./engine/engine";
 import type { ExecutionRow, NodeRunRow } from "./engine/runner";
-import { validateGraph } from "./graph";
 import { MAX_INPUT_CHARS, type Graph, type RetryPolicy } from "./model";
-import type { NodeRegistry } from "./nodes/node-type";
 import type { WorkflowsService } from "./service";
 import { nodeRuns, workflowExecutions, type ExecutionStatus } from "./table";
 
@@ -52,8 +50,8 @@ export function checkInput(input: Record<string, unknown> | undefined): Record<s
   return value;
 }
 
-export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; workflows: WorkflowsService; workspaces: WorkspacesService; registry: NodeRegistry }) {
-  const { db, engine, workflows, workspaces, registry } = deps;
+export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; workflows: WorkflowsService; workspaces: WorkspacesService }) {
+  const { db, engine, workflows, workspaces } = deps;
   const actor = (p: Principal) => (p.kind === "token" ? p.tokenId : p.userId);
 
   const requireExecution = (principal: Principal, id: string): ExecutionRow => {
@@ -98,8 +96,8 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
       const input = checkInput(body.input);
       const base = { triggerType: "api" as const, input, createdBy: actor(principal) };
       if (body.graph) {
-        validateGraph(body.graph, registry);
         const productId = workflows.productOf(principal, body.product_id);
+        workflows.validateIn(body.graph, productId);
         return begin({ ...base, productId, workflowId: null, versionId: null, graph: body.graph, graphForNodes: body.graph });
       }
       const { workflow, version } = body.version_id
@@ -116,8 +114,8 @@ export function createExecutionsService(deps: { db: Db; engine: WorkflowEngine; 
     /** A single node, run as a one-node execution: it gets retries, timeouts, events and durability alike. */
     executeNode(principal: Principal, body: { type: string; config?: Record<string, unknown>; input?: Record<string, unknown>; product_id?: string; retry?: RetryPolicy; timeout_ms?: number }) {
       const graph: Graph = { nodes: [{ id: "node", type: body.type, config: body.config ?? {}, ...(body.retry ? { retry: body.retry } : {}), ...(body.timeout_ms ? { timeout_ms: body.timeout_ms } : {}) }], edges: [] };
-      validateGraph(graph, registry);
       const productId = workflows.productOf(principal, body.product_id);
+      workflows.validateIn(graph, productId);
       const row = begin({ productId, workflowId: null, versionId: null, graph, graphForNodes: graph, mode: "node", triggerType: "node", input: checkInput(body.input), createdBy: actor(principal) });
       const run = db.select().from(nodeRuns).where(eq(nodeRuns.executionId, row.id)).get()!;
       return { run, execution: row };

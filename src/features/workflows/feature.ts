@@ -31,6 +31,8 @@ export interface WorkflowFeatureDeps {
   log: Logger;
   workspaces: WorkspacesService;
   search: KnowledgeSearch;
+  /** Ids of a workspace's knowledge bases (what nodes may name). */
+  basesOf: (productId: string) => string[];
   llm: Llm;
   transcribe: TranscribeBytes;
   concurrency: number;
@@ -56,7 +58,7 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     approvalNode,
     httpNode(allow),
     llmNode(d.llm),
-    knowledgeSearchNode(d.search),
+    knowledgeSearchNode(d.search, d.basesOf),
     transcribeNode({ transcribe: d.transcribe, allow }),
   ];
   const registry = createNodeRegistry(nodes);
@@ -72,7 +74,7 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
     organizationOf: (productId) => d.workspaces.organizationOf(productId),
   });
   const workflows = createWorkflowsService({ db: d.db, clock: d.clock, workspaces: d.workspaces, registry });
-  const executions = createExecutionsService({ db: d.db, engine, workflows, workspaces: d.workspaces, registry });
+  const executions = createExecutionsService({ db: d.db, engine, workflows, workspaces: d.workspaces });
   const triggers = createTriggerService({ db: d.db, workspaces: d.workspaces, workflows, executions, registry, publicUrl: d.publicUrl });
   const scheduler = createScheduler({ db: d.db, clock: d.clock, log: d.log, engine });
   const webhooks = createWebhooks({ db: d.db, clock: d.clock, log: d.log, engine });
@@ -81,6 +83,7 @@ export function createWorkflowFeature(d: WorkflowFeatureDeps) {
   return {
     registry,
     allow,
+    basesOf: d.basesOf,
     events,
     engine,
     workflows,

@@ -3,12 +3,13 @@
 import { unprocessable } from "../../platform/errors";
 import { checkExpressions, compile } from "./expressions";
 import type { Graph } from "./model";
-import type { NodeRegistry } from "./nodes/node-type";
+import type { NodeRegistry, Workspace } from "./nodes/node-type";
 
 const refuse = (nodeId: string | null, message: string) =>
   unprocessable(nodeId ? `Node "${nodeId}": ${message}` : `Graph: ${message}`, nodeId ? { node_id: nodeId } : undefined);
 
-export function validateGraph(graph: Graph, registry: NodeRegistry): void {
+/** `workspace`: whose agents, integrations and knowledge bases the nodes may name (checked when given). */
+export function validateGraph(graph: Graph, registry: NodeRegistry, workspace?: Workspace): void {
   const types = new Map<string, string>();
   for (const node of graph.nodes) {
     if (types.has(node.id)) throw refuse(node.id, "the id is used twice");
@@ -29,7 +30,7 @@ export function validateGraph(graph: Graph, registry: NodeRegistry): void {
     }
     const exprProblem = checkExpressions(Object.fromEntries(Object.entries(config).filter(([k]) => !(type.expressionKeys ?? []).includes(k))));
     if (exprProblem) throw refuse(node.id, exprProblem);
-    const checkProblem = type.check?.(config);
+    const checkProblem = type.check?.(config) ?? (workspace ? type.references?.(config, workspace) : undefined);
     if (checkProblem) throw refuse(node.id, checkProblem);
   }
 

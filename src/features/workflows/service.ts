@@ -32,6 +32,9 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
     return workspaces.requireVisible(principal, id).id;
   };
 
+  /** Checks a graph as the workspace's (its nodes may name only that workspace's agents, integrations, knowledge bases). */
+  const validateIn = (graph: Graph, productId: string) => validateGraph(graph, registry, { productId, organizationId: workspaces.organizationOf(productId) ?? "" });
+
   /** The workflow if the caller's workspace holds it; another tenant's is "not found". */
   const requireWorkflow = (principal: Principal, id: string): WorkflowRow => {
     const w = db.select().from(workflows).where(eq(workflows.id, id.toLowerCase())).get();
@@ -77,6 +80,7 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
     /** A graph as callers see it: node secrets hidden (graph.ts, hideSecrets). */
     shown: (graph: Graph) => hideSecrets(graph, registry),
     productOf,
+    validateIn,
 
     list(principal: Principal, productId: string | undefined, win: PageWindow) {
       const pid = productOf(principal, productId);
@@ -94,7 +98,7 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
     create(principal: Principal, input: { productId?: string; name: string; description?: string; graph: Graph; activate?: boolean; agentId?: string | null }): WorkflowRow {
       const productId = productOf(principal, input.productId);
       input = { ...input, graph: keepSecrets(input.graph, undefined, registry) };
-      validateGraph(input.graph, registry);
+      validateIn(input.graph, productId);
       const now = new Date(clock.now());
       const w: WorkflowRow = {
         id: crypto.randomUUID(),
@@ -125,7 +129,7 @@ export function createWorkflowsService(deps: { db: Db; clock: Clock; workspaces:
       if (patch.graph && patch.activeVersionId) throw invalid("Send graph (a new version) or active_version_id (a rollback), not both");
       // Secrets come back as read (hidden): they keep what the active version (else the latest) had.
       if (patch.graph) patch = { ...patch, graph: keepSecrets(patch.graph, activeGraph(w) ?? latestGraph(w), registry) };
-      if (patch.graph) validateGraph(patch.graph, registry);
+      if (patch.graph) validateIn(patch.graph, w.productId);
       db.transaction((tx) => {
         if (patch.name !== undefined || patch.description !== undefined) {
           tx.update(workflows)

@@ -129,4 +129,35 @@ describe("tenancy", () => {
     expect(mine.status).toBe(201);
     expect(mine.body.data.product_id).toBe(ws);
   });
+
+  test("a node naming another workspace's agent, integration or knowledge base is refused at save and at start (422 naming it)", async () => {
+    // Before: saved and started (202), then failed at run time; nothing crossed, but the caller
+    // learned of the mistake only from a failed execution.
+    const other = await secondTenant(h, jwt, "Wf Refs");
+    const theirKb = (await h.call("POST", "/api/knowledge-base", { token: other.jwt, body: { product_id: other.workspaceId, name: "Theirs" } })).body.data.id;
+    const theirAgent = (await h.call("POST", "/api/agent-base", { token: other.jwt, body: { product_id: other.workspaceId, name: "theirs", system_prompt: "x" } })).body.data.id;
+    const theirIntegration = (await h.call("POST", "/api/integrations-base", { token: other.jwt, body: { product_id: other.workspaceId, type: "http", title: "theirs", config: { base_url: "https://example.test", name: "Theirs", operations: [{ name: "get_thing", description: "A thing", method: "GET", path: "/things/{id}" }] } } })).body.data.id;
+    const myKb = (await h.call("GET", `/api/knowledge-base/${ws}`, { token: jwt })).body.data[0].id;
+    expect([theirKb, theirAgent, theirIntegration, myKb].every((id) => typeof id === "string")).toBe(true);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ id: "find", type: "knowledge.search", config: { query: "q", knowledge_base_ids: [myKb, theirKb] } }, new RegExp(`Node "\\w+": knowledge_base_ids: ${theirKb} is not a knowledge base of this workspace`)],
+      [{ id: "ask", type: "agent", config: { agent_id: theirAgent, input: "x" } }, new RegExp(`Node "\\w+": agent_id: ${theirAgent} is not an agent of this workspace`)],
+      [{ id: "ask", type: "agent", config: { system_prompt: "x", knowledge_base_ids: [crypto.randomUUID()], input: "x" } }, /Node "\w+": knowledge_base_ids: .* is not a knowledge base of this workspace/],
+      [{ id: "call", type: "integration", config: { integration_id: theirIntegration, action: "get_thing" } }, new RegExp(`Node "\\w+": integration_id: ${theirIntegration} is not an active integration of this workspace`)],
+    ];
+    for (const [node, message] of cases) {
+      const g = linear({ id: "start", type: "trigger.manual" }, node);
+      for (const r of [
+        await h.call("POST", "/api/workflow-base", { token: jwt, body: { product_id: ws, name: "refs", graph: g } }),
+        await h.call("POST", "/api/workflow/execute", { token: jwt, body: { product_id: ws, graph: g } }),
+        await h.call("POST", "/api/nodes/execute", { token: jwt, body: { product_id: ws, type: node.type, config: node.config } }),
+      ]) {
+        expect(r.status).toBe(422);
+        expect(r.body.message).toMatch(message);
+      }
+    }
+    // Its own knowledge base is fine; a template is the run's to check.
+    const own = linear({ id: "start", type: "trigger.manual" }, { id: "find", type: "knowledge.search", config: { query: "q", knowledge_base_ids: [myKb] } }, { id: "ask", type: "agent", config: { agent_id: "{{ input.agent }}", input: "x" } });
+    expect((await h.call("POST", "/api/workflow-base", { token: jwt, body: { product_id: ws, name: "own refs", graph: own } })).status).toBe(201);
+  });
 });

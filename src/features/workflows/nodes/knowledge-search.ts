@@ -2,9 +2,15 @@
 import { t } from "elysia";
 import type { KnowledgeSearch } from "../../knowledge/search";
 import { workspacePrincipal } from "./principal";
-import type { NodeType } from "./node-type";
+import { literal, type NodeType } from "./node-type";
 
-export function knowledgeSearchNode(search: KnowledgeSearch): NodeType<{ query: string; top_k?: number; mode?: "vector" | "keyword" | "hybrid"; knowledge_base_ids?: string[] }> {
+/** Knowledge bases of `ids` (literal ones) that are not the workspace's; a message naming them, or undefined. */
+export function foreignBases(ids: unknown, ofWorkspace: string[]): string | undefined {
+  const foreign = (Array.isArray(ids) ? ids : []).filter((id) => literal(id) && !ofWorkspace.includes(id.toLowerCase()));
+  return foreign.length ? `knowledge_base_ids: ${foreign.join(", ")} ${foreign.length === 1 ? "is not a knowledge base" : "are not knowledge bases"} of this workspace` : undefined;
+}
+
+export function knowledgeSearchNode(search: KnowledgeSearch, basesOf: (productId: string) => string[]): NodeType<{ query: string; top_k?: number; mode?: "vector" | "keyword" | "hybrid"; knowledge_base_ids?: string[] }> {
   return {
     type: "knowledge.search",
     description: "Searches the workspace's knowledge bases; output {results: [{file_name, page, text, score, ...}]}.",
@@ -17,6 +23,7 @@ export function knowledgeSearchNode(search: KnowledgeSearch): NodeType<{ query: 
       },
       { additionalProperties: false },
     ),
+    references: (c, w) => (c.knowledge_base_ids ? foreignBases(c.knowledge_base_ids, basesOf(w.productId)) : undefined),
     async run(c, ctx) {
       const hits = await search.search(workspacePrincipal(ctx), {
         query: c.query,

@@ -27,6 +27,15 @@ export interface NodeContext {
   executionInput: Record<string, unknown>;
 }
 
+/** The workspace a graph belongs to. */
+export interface Workspace {
+  productId: string;
+  organizationId: string;
+}
+
+/** Whether a config value is given as it is (not a template the run resolves). */
+export const literal = (v: unknown): v is string => typeof v === "string" && !v.includes("{{");
+
 /** What a node's run ends with: an output (and the branch it chose), or a wait. */
 export type NodeOutcome =
   | { output: unknown; branch?: string }
@@ -49,6 +58,12 @@ export interface NodeType<C = Record<string, unknown>> {
   expressionKeys?: string[];
   /** Further checks at save (a cron that does not parse, a bad URL): a message, or undefined. */
   check?(config: C): string | undefined;
+  /**
+   * What the config names that the workflow's workspace lacks (an agent, an integration, a
+   * knowledge base), checked at save and at start like the rest: a message, or undefined. Values
+   * that are templates (`{{ }}`) are the run's to check.
+   */
+  references?(config: C, workspace: Workspace): string | undefined;
   /** May this type run alone through POST /api/nodes/execute? (default yes) */
   single?: boolean;
   run(config: C, ctx: NodeContext): Promise<NodeOutcome>;
