@@ -139,7 +139,7 @@ describe("tenancy", () => {
     const theirIntegration = (await h.call("POST", "/api/integrations-base", { token: other.jwt, body: { product_id: other.workspaceId, type: "http", title: "theirs", config: { base_url: "https://example.test", name: "Theirs", operations: [{ name: "get_thing", description: "A thing", method: "GET", path: "/things/{id}" }] } } })).body.data.id;
     const myKb = (await h.call("GET", `/api/knowledge-base/${ws}`, { token: jwt })).body.data[0].id;
     expect([theirKb, theirAgent, theirIntegration, myKb].every((id) => typeof id === "string")).toBe(true);
-    const cases: [Record<string, unknown>, RegExp][] = [
+    const cases: [{ id: string; type: string; config: Record<string, unknown> }, RegExp][] = [
       [{ id: "find", type: "knowledge.search", config: { query: "q", knowledge_base_ids: [myKb, theirKb] } }, new RegExp(`Node "\\w+": knowledge_base_ids: ${theirKb} is not a knowledge base of this workspace`)],
       [{ id: "ask", type: "agent", config: { agent_id: theirAgent, input: "x" } }, new RegExp(`Node "\\w+": agent_id: ${theirAgent} is not an agent of this workspace`)],
       [{ id: "ask", type: "agent", config: { system_prompt: "x", knowledge_base_ids: [crypto.randomUUID()], input: "x" } }, /Node "\w+": knowledge_base_ids: .* is not a knowledge base of this workspace/],
