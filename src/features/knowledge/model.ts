@@ -56,6 +56,11 @@ export const ReplaceBody = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: 255 })),
 });
 
+/** PUT /api/knowledge-base/storage: the same as PUT .../storage/file/{id}, the file named in the body. */
+export const StorageReplaceBody = t.Object({ file_id: Uuid, ...ReplaceBody.properties });
+
+export const FileIdQuery = t.Object({ file_id: Uuid });
+
 export const StorageQuery = t.Object({
   knowledge_base_id: Uuid,
   ...PaginationQuery.properties,

@@ -4,7 +4,8 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid } from "../../platform/errors";
 import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
 import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
-import { CreateKnowledgeBaseBody, KnowledgeBase, KnowledgeFile, ReplaceBody, StorageQuery, UpdateKnowledgeBaseBody, UploadBody } from "./model";
+import type { Principal } from "../../platform/auth/principal";
+import { CreateKnowledgeBaseBody, FileIdQuery, KnowledgeBase, KnowledgeFile, ReplaceBody, StorageQuery, StorageReplaceBody, UpdateKnowledgeBaseBody, UploadBody } from "./model";
 import type { KnowledgeBaseRow, KnowledgeFileRow, KnowledgeService } from "./service";
 
 const baseView = (kb: KnowledgeBaseRow, fileCount = 0, bytes = 0) => ({
@@ -65,6 +66,20 @@ export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowled
     response: { 200: ok(KnowledgeFile, "Already present"), 202: ok(KnowledgeFile, "Stored, ingestion queued"), ...errors(400, 401, 404, 413, 415, 422, 429) },
   };
 
+  // Spec §4.5 manages files at /storage too (PUT, DELETE): the same as the routes by file id.
+  const replace = async (principal: Principal, id: string, body: { file?: File; name?: string }, set: { status?: number | string }) => {
+    if (!body.file && !body.name) throw invalid("Send a new file, a new name, or both");
+    const file = await knowledge.replaceFile(principal, id, { name: body.name, file: body.file });
+    set.status = body.file ? 202 : 200;
+    return { success: true as const, message: body.file ? "File replaced; ingestion queued" : "File renamed", data: fileView(file) };
+  };
+  const replaceDoc = { auth: "any:strict" as const, response: { 200: ok(KnowledgeFile), 202: ok(KnowledgeFile), ...errors(400, 401, 404, 409, 413, 415, 422, 429) } };
+  const remove = async (principal: Principal, id: string) => {
+    await knowledge.deleteFile(principal, id);
+    return { success: true as const, message: "File deleted with its chunks and vectors", data: { id: id.toLowerCase() } };
+  };
+  const removeDoc = { auth: "any" as const, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) } };
+
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Knowledge base"] } })
@@ -104,30 +119,23 @@ export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowled
       response: { 200: ok(KnowledgeFile), ...errors(400, 401, 404, 429) },
       detail: { summary: "A file's record: status, progress, error" },
     })
-    .put(
-      "/api/knowledge-base/storage/file/:id",
-      async ({ principal, params, body, set }) => {
-        if (!body.file && !body.name) throw invalid("Send a new file, a new name, or both");
-        const file = await knowledge.replaceFile(principal, params.id, { name: body.name, file: body.file });
-        set.status = body.file ? 202 : 200;
-        return { success: true as const, message: body.file ? "File replaced; ingestion queued" : "File renamed", data: fileView(file) };
-      },
-      {
-        auth: "any:strict",
-        params: IdParams,
-        body: ReplaceBody,
-        response: { 200: ok(KnowledgeFile), 202: ok(KnowledgeFile), ...errors(400, 401, 404, 409, 413, 415, 422, 429) },
-        detail: { summary: "Replace a file's content (re-ingested) or rename it; multipart or JSON {name}" },
-      },
-    )
-    .delete(
-      "/api/knowledge-base/storage/file/:id",
-      async ({ principal, params }) => {
-        await knowledge.deleteFile(principal, params.id);
-        return { success: true as const, message: "File deleted with its chunks and vectors", data: { id: params.id } };
-      },
-      { auth: "any", params: IdParams, response: { 200: ok(t.Object({ id: IdParams.properties.id })), ...errors(400, 401, 404, 429) }, detail: { summary: "Delete a file" } },
-    )
+    .put("/api/knowledge-base/storage/file/:id", ({ principal, params, body, set }) => replace(principal, params.id, body, set), {
+      ...replaceDoc,
+      params: IdParams,
+      body: ReplaceBody,
+      detail: { summary: "Replace a file's content (re-ingested) or rename it; multipart or JSON {name}" },
+    })
+    .put("/api/knowledge-base/storage", ({ principal, body, set }) => replace(principal, body.file_id, body, set), {
+      ...replaceDoc,
+      body: StorageReplaceBody,
+      detail: { summary: "Replace or rename the file named by file_id (same as PUT /storage/file/{id}); multipart or JSON {file_id, name}" },
+    })
+    .delete("/api/knowledge-base/storage/file/:id", ({ principal, params }) => remove(principal, params.id), { ...removeDoc, params: IdParams, detail: { summary: "Delete a file" } })
+    .delete("/api/knowledge-base/storage", ({ principal, query }) => remove(principal, query.file_id), {
+      ...removeDoc,
+      query: FileIdQuery,
+      detail: { summary: "Delete the file named by ?file_id= (same as DELETE /storage/file/{id})" },
+    })
     .post(
       "/api/knowledge-base",
       ({ principal, body, set }) => {

@@ -176,6 +176,28 @@ describe("files", () => {
     expect([400, 422]).toContain(empty.status);
   });
 
+  test("spec §4.5's PUT and DELETE /storage manage the file named by file_id, like the routes by id", async () => {
+    // Before: both fell to /api/knowledge-base/{id} and answered "id must be a UUID" for "storage".
+    const r = await upload("notes-4-5.md", "# Notes\nThe storage routes of section 4.5.");
+    const id = r.body.data.id as string;
+    await ingested(id);
+    const renamed = await h.call("PUT", "/api/knowledge-base/storage", { token: jwt, body: { file_id: id, name: "renamed-4-5.md" } });
+    expect([renamed.status, renamed.body.data?.name]).toEqual([200, "renamed-4-5.md"]);
+    const fd = new FormData();
+    fd.append("file_id", id);
+    fd.append("file", new File(["# Notes\nReplaced through PUT /storage."], "renamed-4-5.md"));
+    const replaced = await h.call("PUT", "/api/knowledge-base/storage", { token: jwt, raw: fd });
+    expect([replaced.status, replaced.body.data?.status]).toEqual([202, "queued"]);
+    await ingested(id);
+    expect((await h.call("PUT", "/api/knowledge-base/storage", { token: jwt, body: { name: "x.md" } })).status).toBe(422);
+    expect((await h.call("PUT", "/api/knowledge-base/storage", { token: jwt, body: { file_id: crypto.randomUUID(), name: "x.md" } })).status).toBe(404);
+    expect((await h.call("DELETE", "/api/knowledge-base/storage", { token: jwt })).status).toBe(400);
+    const gone = await h.call("DELETE", `/api/knowledge-base/storage?file_id=${id}`, { token: jwt });
+    expect([gone.status, gone.body.data?.id]).toEqual([200, id]);
+    expect((await h.call("GET", `/api/knowledge-base/storage/file/${id}`, { token: jwt })).status).toBe(404);
+    expect((await h.call("DELETE", `/api/knowledge-base/storage?file_id=${id}`, { token: jwt })).status).toBe(404);
+  });
+
   test("delete removes file, bytes, chunks, keyword rows and vectors", async () => {
     const r = await upload("temp.md", "# Temporary\nThis file will be deleted soon, with its vectors.");
     await ingested(r.body.data.id);
