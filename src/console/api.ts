@@ -7,15 +7,26 @@ import { signal } from "@preact/signals";
 const KEY = "hearth.session";
 export const token = signal<string | null>(sessionStorage.getItem(KEY));
 export const offline = signal(false);
+/** Why the session ended without a sign-out (a 401: it expired, the password was changed in
+ * another session, the account was removed): the sign-in page says it. */
+export const sessionEnded = signal<string | null>(null);
 /** Seconds until requests held back by the rate limit go out again (0: none are waiting). */
 export const rateWait = signal(0);
 /** Super admins may act in another organization (X-Organization-Id). */
 export const actingOrg = signal<string | null>(sessionStorage.getItem("hearth.org"));
 
 export function setToken(value: string | null) {
+  if (value) sessionEnded.value = null;
   token.value = value;
   if (value) sessionStorage.setItem(KEY, value);
   else sessionStorage.removeItem(KEY);
+}
+
+/** Ends the session for a reason the sign-in page shows (state.ts clears what the console held). */
+export function endSession(reason: string) {
+  sessionEnded.value = reason;
+  token.value = null;
+  sessionStorage.removeItem(KEY);
 }
 
 export function setActingOrg(id: string | null) {
@@ -95,13 +106,17 @@ export const retryAfter = (h: { get(name: string): string | null }) => Number(h.
 /**
  * fetch() that reports a lost connection and turns a non-2xx answer into an ApiError. A 429 is
  * not an error to show: as DESIGN.md asks of clients, the request waits the Retry-After (with the
- * countdown shown quietly) and goes out again, as often as it takes. Sign-in is the exception: its
- * limit is there to slow down password guessing, so it says so instead.
+ * countdown shown quietly) and goes out again, as often as it takes. Sign-in and a password change
+ * are the exceptions: their 429 is mostly the account's budget of failed sign-ins (up to 15
+ * minutes, to slow down guessing), so it is shown instead of leaving the form waiting.
  */
 export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   let res: Response;
+  let sent: string | null;
+  const checksPassword = path.startsWith("/api/auth/login") || path.startsWith("/api/auth/password");
   for (;;) {
     await rateGate(init.signal);
+    sent = token.value;
     try {
       res = await fetch(path, { ...init, headers: headers((init.headers as Record<string, string>) ?? {}) });
     } catch (err) {
@@ -110,7 +125,7 @@ export async function request(path: string, init: RequestInit = {}): Promise<Res
       throw new ApiError(0, "Offline", "Hearth cannot be reached. Check the connection; the console retries by itself.");
     }
     offline.value = false;
-    if (res.status !== 429 || path.startsWith("/api/auth/login") || init.body instanceof ReadableStream) break;
+    if (res.status !== 429 || checksPassword || init.body instanceof ReadableStream) break;
     holdFor(retryAfter(res.headers));
   }
   if (res.ok) return res;
@@ -121,8 +136,11 @@ export async function request(path: string, init: RequestInit = {}): Promise<Res
     code = body.error ?? code;
     message = body.message ?? message;
   } catch {}
-  // A session that expired or was refused: back to the sign-in page.
-  if (res.status === 401 && token.value && !path.startsWith("/api/auth/login")) setToken(null);
+  // A session that expired or was ended: back to the sign-in page. Only if it is still the one
+  // this request carried: one sent just before a password change replaced it says nothing of the new.
+  if (res.status === 401 && sent && sent === token.value && !path.startsWith("/api/auth/login")) {
+    endSession("Your session has ended: it expired, your password was changed elsewhere, or your account was removed. Sign in again.");
+  }
   throw new ApiError(res.status, code, message);
 }
 

@@ -2,7 +2,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { offline, rateWait, token } from "./api";
-import { loadSession, user } from "./state";
+import { followSession, loadSession, user } from "./state";
 import { SignIn } from "./screens/sign-in";
 import { Shell } from "./screens/shell";
 import { Note, Spinner } from "./ui/kit";
@@ -35,4 +35,5 @@ function App() {
   );
 }
 
+followSession();
 render(<App />, document.getElementById("app")!);

@@ -2,6 +2,7 @@
 import { computed, signal } from "@preact/signals";
 import { get, setActingOrg, setToken, token } from "./api";
 import { stopChats } from "./chat-store";
+import { forget } from "./ui/kit";
 
 export interface User {
   id: string;
@@ -10,6 +11,7 @@ export interface User {
   organization_id: string;
   role: "owner" | "admin" | "member";
   is_super_admin: boolean;
+  created_at: string;
 }
 
 export interface Workspace {
@@ -40,11 +42,17 @@ export async function loadSession() {
   if (!workspaces.value.some((w) => w.id === workspaceId.value) && workspaces.value[0]) chooseWorkspace(workspaces.value[0].id);
 }
 
+/** Forgets everything of this session: its chats, lists, user and workspaces. */
 export function signOut() {
+  user.value = null;
   stopChats();
+  forget();
   setToken(null);
   setActingOrg(null);
-  user.value = null;
   workspaces.value = [];
   sessionStorage.removeItem("hearth.workspace");
 }
+
+/** A session ended by Hearth (a 401) is cleaned up like a sign-out, so the next person to sign in
+ * in this tab sees nothing of it. Called once by main.tsx; answers the unsubscribe. */
+export const followSession = () => token.subscribe((t) => !t && user.peek() && signOut());

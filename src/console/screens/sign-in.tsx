@@ -1,8 +1,8 @@
 // Sign-in: email and password to POST /api/auth/login; the JWT goes to sessionStorage (see api.ts).
 import { useState } from "preact/hooks";
-import { post, setToken } from "../api";
+import { post, sessionEnded, setToken } from "../api";
 import { loadSession } from "../state";
-import { ErrorNote, Field } from "../ui/kit";
+import { ErrorNote, Field, Note } from "../ui/kit";
 
 export function SignIn() {
   const [email, setEmail] = useState("");
@@ -31,6 +31,7 @@ export function SignIn() {
       <form class="card" onSubmit={submit} aria-label="Sign in">
         <h1>Hearth</h1>
         <p class="muted">Sign in to your workspace.</p>
+        {sessionEnded.value && !error && <Note kind="warn">{sessionEnded.value}</Note>}
         <Field label="Email">
           {(id) => <input id={id} type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />}
         </Field>
