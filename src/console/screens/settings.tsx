@@ -1,17 +1,19 @@
-// Workspace settings: the API Tokens tab (spec §5 rule 9) and the workspaces of the organization.
+// Settings: the workspace's API Tokens tab (spec §5 rule 9), the organization's workspaces, and
+// My account (one's own password).
 import { useState } from "preact/hooks";
 import { del, post, put } from "../api";
 import { follow, navigate, path } from "../router";
 import { chooseWorkspace, loadSession, workspace } from "../state";
 import { Action, ErrorNote, Field, Section } from "../ui/kit";
+import { Account } from "./account";
 import { Tokens } from "./tokens";
 
 export function Settings() {
-  // Tokens belong to a workspace: without one, only Workspaces (to create one) is there.
-  const tab = !workspace.value || path.value.startsWith("/settings/workspaces") ? "workspaces" : "tokens";
+  // Tokens belong to a workspace: without one, Workspaces (to create one) comes first.
+  const tab = path.value.startsWith("/settings/account") ? "account" : !workspace.value || path.value.startsWith("/settings/workspaces") ? "workspaces" : "tokens";
   return (
     <>
-      <div class="tabs" role="tablist" aria-label="Workspace settings">
+      <div class="tabs" role="tablist" aria-label="Settings">
         {workspace.value && (
           <a role="tab" href="/settings/tokens" onClick={follow} aria-selected={tab === "tokens"}>
             API Tokens
@@ -20,8 +22,11 @@ export function Settings() {
         <a role="tab" href="/settings/workspaces" onClick={follow} aria-selected={tab === "workspaces"}>
           Workspaces
         </a>
+        <a role="tab" href="/settings/account" onClick={follow} aria-selected={tab === "account"}>
+          My account
+        </a>
       </div>
-      {tab === "tokens" ? <Tokens /> : <Workspaces />}
+      {tab === "tokens" ? <Tokens /> : tab === "account" ? <Account /> : <Workspaces />}
     </>
   );
 }

@@ -13,14 +13,17 @@ import { Workflows } from "./workflows";
 import { Integrations } from "./integrations";
 import { Settings } from "./settings";
 import { Health } from "./health";
+import { Users } from "./users";
 
-const SCREENS: { path: string; label: string; screen: ComponentType }[] = [
+/** `org`: the screen belongs to the organization, not to a workspace, so it works without one. */
+const SCREENS: { path: string; label: string; screen: ComponentType; org?: true }[] = [
   { path: "/knowledge", label: "Knowledge", screen: Knowledge },
   { path: "/chat", label: "Assistant", screen: Chat },
   { path: "/transcription", label: "Transcription", screen: Transcription },
   { path: "/agents", label: "Agents", screen: Agents },
   { path: "/workflows", label: "Workflows", screen: Workflows },
   { path: "/integrations", label: "Integrations", screen: Integrations },
+  { path: "/users", label: "Users", screen: Users, org: true },
   { path: "/settings", label: "Settings", screen: Settings },
   { path: "/health", label: "Health", screen: Health },
 ];
@@ -79,8 +82,10 @@ export function Shell() {
           </select>
         </div>
         <OrgSwitcher />
-        <span class="who">{user.value!.email}</span>
-        <button type="button" onClick={() => (signOut(), forget(), navigate("/", true))}>
+        <a class="who" href="/settings/account" onClick={follow} title="My account">
+          {user.value!.email}
+        </a>
+        <button type="button" onClick={() => (signOut(), navigate("/", true))}>
           Sign out
         </button>
       </header>
@@ -93,10 +98,12 @@ export function Shell() {
       </nav>
       <main class="main" id="main">
         <h1 class="screen-title">{current.label}</h1>
-        {workspace.value ? (
+        {current.org ? (
+          <Screen key={actingOrgId.value} />
+        ) : workspace.value ? (
           <Screen key={workspace.value.id} />
         ) : current.path === "/settings" ? (
-          // Without a workspace, Settings › Workspaces is where one is created: never hidden.
+          // Without a workspace, Settings › Workspaces is where one is created (and My account is there): never hidden.
           <Settings />
         ) : (
           <p>

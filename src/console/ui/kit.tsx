@@ -87,7 +87,7 @@ export function forget(prefix = "") {
 }
 
 /** Runs `load` when `deps` change, and again when the connection comes back after a failure;
- * gives data, error, loading and a reload function. With a `key`, an answer loaded in the last
+ * gives data, error, loading, a reload function and update(). With a `key`, an answer loaded in the last
  * five minutes is used instead of asking again (reload() always asks). */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], key?: string) {
   const cached = () => {
@@ -123,7 +123,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], key?: string
   const latestRun = useRef(run);
   latestRun.current = run;
   useEffect(() => offline.subscribe((down) => !down && failed.current && latestRun.current()), []);
-  return { ...state, reload: run };
+  /** Changes the loaded data (and what is remembered under `key`) to match a change the console
+   * itself just made, from the server's answer, instead of reading the whole list again. */
+  const update = (change: (data: T) => T) =>
+    setState((s) => {
+      if (s.data === undefined) return s;
+      const data = change(s.data);
+      if (key) known.set(key, { data, at: Date.now() });
+      return { ...s, data };
+    });
+  return { ...state, reload: run, update };
 }
 
 /** A button that runs an async action, shows it is busy and reports a failure to `onError`. */
