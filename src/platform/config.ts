@@ -1,4 +1,5 @@
 // Reads Hearth's configuration once from env vars and CLI flags, validates it and freezes it.
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 
 export interface Config {
@@ -86,15 +87,26 @@ const oneOf = (...values: string[]) => (raw: string, env: string) => {
   if (!values.includes(v)) throw new ConfigError(`${env} must be one of ${values.join(", ")}, got "${raw}"`);
   return v as never;
 };
+/** A host name (RFC 1123 labels) or an IP address; dotted numbers must be an IPv4 address. */
+const hostName = (v: string) => isIP(v) !== 0 || (/^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v) && !/^[\d.]+$/.test(v));
+const host = (raw: string, env: string) => {
+  const v = raw.trim();
+  if (!hostName(v)) throw new ConfigError(`${env} must be an IP address or a host name of this machine, got "${raw}"`);
+  return v;
+};
 const allowList = (raw: string, env: string) => {
   for (const item of raw.split(",").map((x) => x.trim()).filter(Boolean)) {
-    if (!/^[A-Za-z0-9.:_-]+(\/\d{1,3})?$/.test(item)) throw new ConfigError(`${env}: "${item}" is not a host name, address or CIDR`);
+    const [address, prefix, extra] = item.split("/");
+    const family = isIP(address!);
+    const bits = family === 6 ? 128 : 32;
+    const ok = extra === undefined && (prefix === undefined ? hostName(address!) : family !== 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (!ok) throw new ConfigError(`${env}: "${item}" is not a host name, an address or a CIDR (address/prefix, at most /32 for IPv4, /128 for IPv6)`);
   }
   return raw.trim();
 };
 
 export const SETTINGS: readonly Setting[] = [
-  { env: "HEARTH_HOST", flag: "--host", key: "host", default: "127.0.0.1", help: "listen address (0.0.0.0 serves a network)", parse: text },
+  { env: "HEARTH_HOST", flag: "--host", key: "host", default: "127.0.0.1", help: "listen address (0.0.0.0 serves a network)", parse: host },
   { env: "HEARTH_PORT", flag: "--port", key: "port", default: "3000", help: "listen port (0 picks a free one)", parse: integer(0, 65535) },
   { env: "HEARTH_DATA_DIR", flag: "--data-dir", key: "dataDir", default: "./data", help: "database and extracted native files", parse: (r, e) => resolve(text(r, e)) },
   { env: "HEARTH_MODELS_DIR", flag: "--models-dir", key: "modelsDir", default: "./models", help: "local models in transformers.js layout", parse: (r, e) => resolve(text(r, e)) },
@@ -138,6 +150,10 @@ export function loadConfig(env: Record<string, string | undefined>, args: readon
       continue;
     }
     out[s.key] = s.parse(raw as string, fromFlag !== undefined ? s.flag : s.env);
+  }
+  // An OpenAI-compatible server has no well-known address to fall back to.
+  if (out.llmProvider === "openai" && out.llmUrl === undefined) {
+    throw new ConfigError("HEARTH_LLM_PROVIDER=openai needs HEARTH_LLM_URL (--llm-url): the server's base URL, e.g. http://gpu-box:8000/v1");
   }
   return Object.freeze(out) as unknown as Config;
 }

@@ -19,6 +19,13 @@ describe("config", () => {
     expect(c.offline).toBe(true);
   });
 
+  test("good addresses and lists pass as given", () => {
+    const c = loadConfig({ HEARTH_HOST: "::1", HEARTH_HTTP_ALLOW: "10.0.0.0/8, fd00::/8, 192.168.1.7, gpu-box, ollama.lan", HEARTH_LLM_PROVIDER: "openai", HEARTH_LLM_URL: "http://gpu-box:8000/v1" });
+    expect(c.host).toBe("::1");
+    expect(c.httpAllow).toBe("10.0.0.0/8, fd00::/8, 192.168.1.7, gpu-box, ollama.lan");
+    for (const h of ["localhost", "0.0.0.0", "hearth.example.lan", "192.168.0.10"]) expect(loadConfig({ HEARTH_HOST: h }).host).toBe(h);
+  });
+
   test("bad values name the variable or flag", () => {
     const cases: [Record<string, string>, string[], RegExp][] = [
       [{ HEARTH_PORT: "http" }, [], /HEARTH_PORT must be a whole number/],
@@ -31,6 +38,16 @@ describe("config", () => {
       [{ HEARTH_OFFLINE: "maybe" }, [], /HEARTH_OFFLINE/],
       [{}, ["--nope"], /unknown option --nope/],
       [{}, ["--port"], /needs a value/],
+      // Before: a prefix out of range passed here and stopped the start later without naming the variable.
+      [{ HEARTH_HTTP_ALLOW: "10.0.0.0/99" }, [], /HEARTH_HTTP_ALLOW: "10.0.0.0\/99" is not a host name, an address or a CIDR/],
+      [{ HEARTH_HTTP_ALLOW: "::1/200" }, [], /HEARTH_HTTP_ALLOW: "::1\/200"/],
+      [{ HEARTH_HTTP_ALLOW: "gpu-box/8" }, [], /HEARTH_HTTP_ALLOW: "gpu-box\/8"/],
+      [{ HEARTH_HTTP_ALLOW: "10.0.0.0/8/1" }, [], /HEARTH_HTTP_ALLOW/],
+      // Before: checked only when listening, after the database and the first owner were made.
+      [{ HEARTH_HOST: "999.1.1.1" }, [], /HEARTH_HOST must be an IP address or a host name/],
+      [{}, ["--host", "not a host"], /--host must be an IP address or a host name/],
+      // Before: started, and asked http://127.0.0.1:8000/v1, which nothing had said.
+      [{ HEARTH_LLM_PROVIDER: "openai" }, [], /HEARTH_LLM_PROVIDER=openai needs HEARTH_LLM_URL/],
     ];
     for (const [env, args, re] of cases) {
       expect(() => loadConfig(env, args)).toThrow(ConfigError);

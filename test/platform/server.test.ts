@@ -118,7 +118,7 @@ describe("process", () => {
     expect(existsSync(unused)).toBe(false);
     const badHost = await run(["serve", "--port", "3999", "--host", "999.1.1.1"], env(unused));
     expect(badHost.code).toBe(2);
-    expect(badHost.stderr).toContain("cannot listen on 999.1.1.1");
+    expect(badHost.stderr).toContain('--host must be an IP address or a host name of this machine, got "999.1.1.1"');
     expect(existsSync(unused)).toBe(false);
 
     const login = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "admin@localhost", password: "server-test-password" }) });

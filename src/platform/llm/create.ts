@@ -17,7 +17,8 @@ export interface LlmConfig {
 }
 
 export function createLlm(c: LlmConfig): Llm {
-  const url = c.provider === "openai" ? (c.llmUrl ?? "http://127.0.0.1:8000/v1") : c.ollamaUrl;
+  // Configuration refuses the openai provider without HEARTH_LLM_URL (config.ts).
+  const url = c.provider === "openai" ? c.llmUrl! : c.ollamaUrl;
   let loaded: Llm | undefined;
   let loading: Promise<Llm> | undefined;
   const client = async () =>
