@@ -1,7 +1,7 @@
 // BM25 keyword search over the FTS5 index of chunks; the only place that writes FTS5 queries, and
 // the index rows of chunks with CJK text, which SQL cannot compute (keyword-text.ts).
 import type { Database } from "bun:sqlite";
-import { hasCjk, indexForm, runQuery, splitRuns, type QueryTerm } from "./keyword-text";
+import { indexForm, runQuery, splitRuns, type QueryTerm } from "./keyword-text";
 
 export interface KeywordHit {
   chunkId: number;
@@ -23,11 +23,6 @@ const STOP_WORDS = new Set(
 
 /** A query's words beyond this many are ignored, and so are its FTS5 expressions. */
 const MAX_TERMS = 64;
-/**
- * Chunks looked at per CJK chunk indexed again in a slice of `reindexOlder`: one costs ~0.4 ms, a
- * chunk without CJK text ~5 µs to look at, so a slice of Latin text is not a commit per few rows.
- */
-const LOOK_AHEAD = 10;
 
 /**
  * The FTS5 expressions that a keyword search for free text ORs together: terms that the tokenizer
@@ -59,10 +54,10 @@ export function toFtsQuery(text: string): string | null {
 
 /**
  * The keyword index (contentless: a row is deleted by its rowid alone). The triggers of
- * knowledge_chunks index every chunk's text as it is; the chunks with CJK text are indexed again
- * here in their pair form (keyword-text.ts), which SQL cannot compute: those an ingestion writes in
- * the transaction that writes them, those stored before the pair form by `reindexOlder` (the range
- * that migration 0017 left in knowledge_keyword_reindex). Until then such a chunk is found as before.
+ * knowledge_chunks index the text of chunks without CJK text as it is, and list the others in
+ * knowledge_keyword_backlog (migration 0018); they are indexed here in their pair form
+ * (keyword-text.ts), which SQL cannot compute: those an ingestion writes in the transaction that
+ * writes them, those stored before the pair form by `indexBacklog`.
  */
 export function createKeywordStore(sqlite: Database) {
   // Every match is ranked (BM25 reads only the index), then checked against the scope in rank
@@ -80,21 +75,24 @@ export function createKeywordStore(sqlite: Database) {
         ORDER BY t.rank, t.id LIMIT ?`,
     );
 
-  type Row = { id: number; text: string; headings: string };
+  type Listed = { id: number; text: string | null; headings: string | null };
   // Prepared at first use (sqlite.query keeps them): a store may be made before the migrations ran.
-  const chunksById = () => sqlite.query<Row, [string]>("SELECT id, text, headings FROM knowledge_chunks WHERE id IN (SELECT value FROM json_each(?))");
-  const older = () => sqlite.query<{ from: number; to: number }, []>('SELECT done_through AS "from", up_to AS "to" FROM knowledge_keyword_reindex');
-  const olderSlice = () => sqlite.query<Row, [number, number, number]>("SELECT id, text, headings FROM knowledge_chunks WHERE id > ? AND id <= ? ORDER BY id LIMIT ?");
-  const advance = () => sqlite.query<never, [number]>("UPDATE knowledge_keyword_reindex SET done_through = ?");
-  const finish = () => sqlite.query("DELETE FROM knowledge_keyword_reindex");
-  const remove = () => sqlite.query<never, [number]>("DELETE FROM knowledge_chunks_fts WHERE rowid = ?");
+  // A listed chunk that is gone (none should be: its delete trigger unlists it) is only unlisted.
+  const listed = (where: string) => () =>
+    sqlite.query<Listed, (string | number)[]>(
+      `SELECT b.chunk_id AS id, c.text AS text, c.headings AS headings
+         FROM knowledge_keyword_backlog b LEFT JOIN knowledge_chunks c ON c.id = b.chunk_id ${where}`,
+    );
+  const listedAmong = listed("WHERE b.chunk_id IN (SELECT value FROM json_each(?))");
+  const listedFirst = listed("ORDER BY b.chunk_id LIMIT ?");
   const insert = () => sqlite.query<never, [number, string, string]>("INSERT INTO knowledge_chunks_fts(rowid, text, headings) VALUES (?, ?, ?)");
-
-  const cjkOf = (rows: Row[]) => rows.filter((r) => hasCjk(r.text) || hasCjk(r.headings));
-  /** Indexes `rows` (CJK chunks) in their pair form. All deletes first: a delete among inserts flushes them. */
-  const pairForm = (rows: Row[]) => {
-    for (const r of rows) remove().run(r.id);
-    for (const r of rows) insert().run(r.id, indexForm(r.text), indexForm(r.headings));
+  const unlist = () => sqlite.query<never, [number]>("DELETE FROM knowledge_keyword_backlog WHERE chunk_id = ?");
+  /** Indexes listed chunks in their pair form and takes them off the list; how many. */
+  const index = (rows: Listed[]) => {
+    for (const r of rows) {
+      if (r.text !== null) insert().run(r.id, indexForm(r.text), indexForm(r.headings ?? ""));
+      unlist().run(r.id);
+    }
     return rows.length;
   };
 
@@ -107,28 +105,13 @@ export function createKeywordStore(sqlite: Database) {
         .all(query, ...knowledgeBaseIds, k)
         .map((r) => ({ chunkId: r.id, score: -r.rank }));
     },
-    /** Indexes the CJK chunks among those just written in their pair form; in the transaction that wrote them. */
+    /** Indexes the CJK chunks among those just written; in the transaction that wrote them. */
     written(chunkIds: number[]): number {
-      return chunkIds.length ? pairForm(cjkOf(chunksById().all(JSON.stringify(chunkIds)))) : 0;
+      return chunkIds.length ? index(listedAmong().all(JSON.stringify(chunkIds))) : 0;
     },
-    /**
-     * Indexes the next `limit` CJK chunks stored before the pair form, looking at no more than
-     * LOOK_AHEAD times as many chunks, in one transaction that also records how far it got (a crash
-     * redoes no more than the slice it cut off). Null once none is left; else how many it indexed.
-     */
-    reindexOlder(limit: number): number | null {
-      return sqlite.transaction(() => {
-        const range = older().get();
-        if (!range) return null;
-        const rows = olderSlice().all(range.from, range.to, limit * LOOK_AHEAD);
-        if (rows.length === 0) {
-          finish().run();
-          return null;
-        }
-        const cjk = cjkOf(rows).slice(0, limit);
-        advance().run(cjk.length === limit ? cjk.at(-1)!.id : rows.at(-1)!.id);
-        return pairForm(cjk);
-      })();
+    /** Indexes up to `limit` listed chunks, the oldest first, in one transaction; how many (0: none is left). */
+    indexBacklog(limit: number): number {
+      return sqlite.transaction(() => index(listedFirst().all(limit)))();
     },
   };
 }

@@ -65,7 +65,7 @@ export function knowledgePart(d: KnowledgePartDeps): Part & { catchUpEmbeddings(
       if (orphans > 0) d.log.info("knowledge: removed pieces of uploads cut off by a crash", { pieces: orphans });
       const strayVectors = d.vectors.sweepOrphansOnce();
       if (strayVectors > 0) d.log.info("knowledge: removed vectors of chunks deleted while they were embedded", { vectors: strayVectors });
-      // Searches run meanwhile: a chunk not indexed again yet is found as before the pair form.
+      // In the background: keyword search finds such a chunk once its slice is done (~20 s for 100k).
       void d.ingestion.catchUpKeywords(() => stopped).then(
         (chunks) => chunks > 0 && d.log.info("knowledge: indexed the CJK text of chunks stored before as pairs of characters", { chunks }),
         (e: Error) => d.log.error("knowledge: indexing older CJK chunks failed; it resumes at the next start", { error: e.message }),

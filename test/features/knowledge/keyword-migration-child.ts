@@ -1,5 +1,5 @@
 // A process for keyword-migration.test.ts to kill -9: `migrate <db>` applies the migrations,
-// `reindex <db>` indexes the older CJK chunks again a slice at a time; each says where it is on stdout.
+// `backlog <db>` indexes the listed CJK chunks a slice at a time; each says where it is on stdout.
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "../../../src/platform/db/migrate";
@@ -14,9 +14,9 @@ if (what === "migrate") {
   console.log("migrated");
 } else {
   const store = createKeywordStore(sqlite);
-  while (store.reindexOlder(20) !== null) {
+  while (store.indexBacklog(20) > 0) {
     console.log("slice");
     await Bun.sleep(1);
   }
-  console.log("reindexed");
+  console.log("indexed");
 }

@@ -1,6 +1,7 @@
-// Migration 0017 on a database written before it: Latin text is found and ranked as before at once,
-// the older chunks' CJK text after the keyword store indexes them again; a kill -9 during the
-// migration or during that indexing leaves a database that opens, searches and finishes the work.
+// Migrations 0017 and 0018 on a database written before them: Latin text is found and ranked as
+// before at once, the older chunks' CJK text once the keyword store has indexed the backlog; a
+// kill -9 during the migration or during that indexing leaves a database that opens, searches and
+// finishes the work. Also from 0017, whose keyword store indexed CJK chunks twice.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import { bundledMigrations, migrate } from "../../../src/platform/db/migrate";
 import { migrationJournal } from "../../../src/platform/db/migrations/index";
 import { createKeywordStore } from "../../../src/features/knowledge/keyword-store";
+import { indexForm } from "../../../src/features/knowledge/keyword-text";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-kw-migration-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -24,12 +26,12 @@ const open = (path: string) => {
 };
 const migrated = (sqlite: Database) => (sqlite.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
 
-/** A database with every migration before 0017 and `chunks` stored by its triggers (the old keyword index). */
-function oldDatabase(name: string, chunks: string[]): string {
+/** A database with every migration before `upTo` (0017) and `chunks` stored by its triggers (the old keyword index). */
+function oldDatabase(name: string, chunks: string[], upTo = BEFORE): string {
   const path = join(dir, name);
   const sqlite = open(path);
   const db = drizzle(sqlite) as unknown as { dialect: { migrate(m: unknown[], s: unknown, c: object): void }; session: unknown };
-  db.dialect.migrate(bundledMigrations().slice(0, BEFORE), db.session, {});
+  db.dialect.migrate(bundledMigrations().slice(0, upTo), db.session, {});
   sqlite.exec(`INSERT INTO organizations VALUES ('o','o',0); INSERT INTO products (id, organization_id, name, created_at, updated_at) VALUES ('p','o','p',0,0);
     INSERT INTO knowledge_bases (id, product_id, name, embedding_model, embedding_dim, created_at, updated_at) VALUES ('kb','p','kb','m',3,0,0);
     INSERT INTO knowledge_files (id, knowledge_base_id, product_id, name, format, mime_type, size, sha256, status, created_at, updated_at) VALUES ('f','kb','p','n','txt','t',1,'x','ready',0,0);`);
@@ -60,22 +62,38 @@ const until = (stdout: ReadableStream<Uint8Array>, line: string, count = 1) => {
   })();
 };
 
-const reindexAll = (sqlite: Database) => {
+const indexBacklog = (sqlite: Database) => {
   const store = createKeywordStore(sqlite);
-  let cjk = 0;
-  for (let n = store.reindexOlder(7); n !== null; n = store.reindexOlder(7)) cjk += n;
-  return cjk;
+  let indexed = 0;
+  for (let n = store.indexBacklog(7); n > 0; n = store.indexBacklog(7)) indexed += n;
+  return indexed;
 };
+const listed = (sqlite: Database) => (sqlite.query("SELECT count(*) AS n FROM knowledge_keyword_backlog").get() as { n: number }).n;
 
+/** Every chunk is in the index or in the backlog, once; the index is sound. */
 const indexHealthy = (sqlite: Database) => {
   expect(sqlite.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
   sqlite.run("INSERT INTO knowledge_chunks_fts(knowledge_chunks_fts) VALUES ('integrity-check')");
   const n = sqlite.query("SELECT (SELECT count(*) FROM knowledge_chunks_fts) AS fts, (SELECT count(*) FROM knowledge_chunks) AS chunks").get() as { fts: number; chunks: number };
-  expect(n.fts).toBe(n.chunks);
+  const both = sqlite.query("SELECT count(*) AS n FROM knowledge_keyword_backlog WHERE chunk_id IN (SELECT rowid FROM knowledge_chunks_fts)").get() as { n: number };
+  expect({ indexed: n.fts + listed(sqlite), both: both.n }).toEqual({ indexed: n.chunks, both: 0 });
 };
 
-describe("migration 0017 on an existing database", () => {
-  test("Latin text found and ranked as before at once; older CJK chunks found once indexed again", () => {
+describe("migrations 0017 and 0018 on an existing database", () => {
+  const LATIN_QUERIES = ["backup", "firewall subnet alert", "refund the invoice", "cafe", "resume night"];
+
+  test("Latin text: the same hits with the same BM25 scores right after the migration", () => {
+    const sqlite = open(oldDatabase("latin.db", Array.from({ length: 300 }, (_, i) => latinChunk(4 + (i % 13)))));
+    const store = createKeywordStore(sqlite);
+    const before = LATIN_QUERIES.map((q) => store.search(["kb"], q, 50));
+    migrate(drizzle(sqlite) as never);
+    expect(LATIN_QUERIES.map((q) => store.search(["kb"], q, 50))).toEqual(before);
+    expect(listed(sqlite)).toBe(0);
+    indexHealthy(sqlite);
+    sqlite.close();
+  });
+
+  test("older CJK chunks are found once the backlog is indexed; the others all along", () => {
     const chunks = [
       ...Array.from({ length: 300 }, (_, i) => latinChunk(4 + (i % 13))),
       "这是一个数据库系统，用于存储用户数据。",
@@ -83,35 +101,53 @@ describe("migration 0017 on an existing database", () => {
       "한국어 텍스트를 검색합니다.",
       "We run Python进行数据分析 every night.",
     ];
-    const sqlite = open(oldDatabase("existing.db", chunks));
+    const sqlite = open(oldDatabase("mixed.db", chunks));
     const store = createKeywordStore(sqlite);
-    const queries = ["backup", "firewall subnet alert", "refund the invoice", "cafe", "resume night"];
-    const before = queries.map((q) => store.search(["kb"], q, 50));
+    // Every match (BM25 shifts a little as the CJK chunks leave the index and come back in pairs).
+    const top = () => LATIN_QUERIES.map((q) => store.search(["kb"], q, 1000).map((h) => h.chunkId).sort((a, b) => a - b));
+    const before = top();
     expect(store.search(["kb"], "数据库", 10)).toEqual([]); // the defect: a CJK run was one token
 
     migrate(drizzle(sqlite) as never);
-    // The same hits with the same BM25 scores: the same tokens in an index of the same chunks.
-    expect(queries.map((q) => store.search(["kb"], q, 50))).toEqual(before);
-    expect(sqlite.query("SELECT done_through, up_to FROM knowledge_keyword_reindex").all()).toEqual([{ done_through: 0, up_to: chunks.length }]);
+    // Until its turn in the backlog a CJK chunk is not found at all, its Latin words (night) neither.
+    expect(top()).toEqual(before.map((ids) => ids.filter((id) => id !== 304)));
+    expect(sqlite.query("SELECT chunk_id FROM knowledge_keyword_backlog").values().flat()).toEqual([301, 302, 303, 304]);
+    indexHealthy(sqlite);
 
-    expect(reindexAll(sqlite)).toBe(4);
-    expect(sqlite.query("SELECT count(*) AS n FROM knowledge_keyword_reindex").get()).toEqual({ n: 0 });
+    expect(indexBacklog(sqlite)).toBe(4);
+    expect(listed(sqlite)).toBe(0);
     const ids = (q: string) => store.search(["kb"], q, 10).map((h) => h.chunkId);
     expect(ids("数据库")[0]).toBe(301);
     expect(ids("日本語")).toEqual([302]);
     expect(ids("텍스트")).toEqual([303]);
     expect(ids("数据分析")[0]).toBe(304);
     expect(ids("Python")).toEqual([304]);
-    expect(store.search(["kb"], "backup", 50).length).toBe(50);
+    expect(top()).toEqual(before);
     indexHealthy(sqlite);
     sqlite.close();
   });
 
-  test("a new database has nothing to index again", () => {
+  test("a new database has nothing to index", () => {
     const sqlite = open(join(dir, "new.db"));
     migrate(drizzle(sqlite) as never);
-    expect(sqlite.query("SELECT count(*) AS n FROM knowledge_keyword_reindex").get()).toEqual({ n: 0 });
-    expect(createKeywordStore(sqlite).reindexOlder(10)).toBeNull();
+    expect(createKeywordStore(sqlite).indexBacklog(10)).toBe(0);
+    sqlite.close();
+  });
+
+  test("from 0017, with some CJK chunks already in pair form: each chunk indexed once, in pair form", () => {
+    const chunks = ["这是一个数据库系统。", "日本語のテキストを検索します。", "plain backup text", "한국어 텍스트를 검색합니다."];
+    const sqlite = open(oldDatabase("from-0017.db", chunks, BEFORE + 1));
+    // What 0017's keyword store did to the first one: its row replaced by the pair form.
+    sqlite.run("DELETE FROM knowledge_chunks_fts WHERE rowid = 1");
+    sqlite.run("INSERT INTO knowledge_chunks_fts(rowid, text, headings) VALUES (1, ?, '[]')", [indexForm(chunks[0]!)]);
+    sqlite.run("UPDATE knowledge_keyword_reindex SET done_through = 1");
+    migrate(drizzle(sqlite) as never);
+    expect(sqlite.query("SELECT name FROM sqlite_master WHERE name = 'knowledge_keyword_reindex'").get()).toBeNull();
+    indexHealthy(sqlite);
+    expect(indexBacklog(sqlite)).toBe(3);
+    const store = createKeywordStore(sqlite);
+    expect(["数据库", "日本語", "backup", "텍스트"].map((q) => store.search(["kb"], q, 10).map((h) => h.chunkId))).toEqual([[1], [2], [3], [4]]);
+    indexHealthy(sqlite);
     sqlite.close();
   });
 
@@ -137,31 +173,30 @@ describe("migration 0017 on an existing database", () => {
     const store = createKeywordStore(sqlite);
     expect(store.search(["kb"], "snapshot", 5).length).toBe(5);
     migrate(drizzle(sqlite) as never);
-    expect(migrated(sqlite)).toBe(BEFORE + 1);
-    expect(reindexAll(sqlite)).toBe(50);
+    expect(migrated(sqlite)).toBe(BEFORE + 2);
+    expect(indexBacklog(sqlite)).toBe(50);
     expect(store.search(["kb"], "备份", 100).length).toBe(50);
     indexHealthy(sqlite);
     sqlite.close();
   }, 120_000);
 
-  test("kill -9 while older chunks are indexed again: it resumes where it stopped, nothing lost or twice", async () => {
+  test("kill -9 while the backlog is indexed: it resumes where it stopped, nothing lost or twice", async () => {
     const chunks = Array.from({ length: 3000 }, (_, i) => (i % 3 === 0 ? latinChunk(20) : zhChunk()));
-    const path = oldDatabase("killed-reindex.db", chunks);
+    const path = oldDatabase("killed-backlog.db", chunks);
     const setup = open(path);
     migrate(drizzle(setup) as never);
     setup.close();
 
-    const child = Bun.spawn([process.execPath, CHILD, "reindex", path], { stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([process.execPath, CHILD, "backlog", path], { stdout: "pipe", stderr: "pipe" });
     await until(child.stdout, "slice", 5);
     child.kill("SIGKILL");
     await child.exited;
 
     const sqlite = open(path);
-    const left = sqlite.query("SELECT done_through, up_to FROM knowledge_keyword_reindex").get() as { done_through: number; up_to: number };
-    expect(left.done_through).toBeGreaterThan(0);
-    expect(left.done_through).toBeLessThan(left.up_to);
-    indexHealthy(sqlite); // every chunk has its one row: the pair form or, not reached yet, the text as it is
-    reindexAll(sqlite);
+    expect(listed(sqlite)).toBeGreaterThan(0);
+    expect(listed(sqlite)).toBeLessThan(2000 - 5 * 20 + 1);
+    indexHealthy(sqlite);
+    indexBacklog(sqlite);
     const store = createKeywordStore(sqlite);
     expect(store.search(["kb"], "备份", 5000).length).toBe(2000);
     expect(store.search(["kb"], "snapshot", 5000).length).toBeGreaterThan(0);

@@ -40,8 +40,8 @@ export const EMBED_BATCH = 8;
 export const CHUNKING_VERSION = 3;
 /** Chunks written per transaction; the event loop gets a turn between two, so requests are not held up. */
 const INSERT_BATCH = 200;
-/** CJK chunks indexed again per commit (keyword-store.ts reindexOlder): ~20 ms. */
-const REINDEX_SLICE = 50;
+/** Older CJK chunks indexed per commit (keyword-store.ts indexBacklog): ~10 ms. */
+const BACKLOG_SLICE = 50;
 
 interface Deps {
   db: Db;
@@ -187,17 +187,17 @@ export function createIngestion({ db, clock, log, embedder, vectors, content, li
     /**
      * Indexes the CJK chunks stored before the keyword index had their pair form (keyword-store.ts),
      * a slice per commit and a turn of the event loop apart, until none is left or `stopped()`; how
-     * many. Redone from where it stopped after a crash: the range left is in the database.
+     * many. A crash loses at most the slice it cut off: the list of those left is in the database.
      */
     async catchUpKeywords(stopped: () => boolean): Promise<number> {
-      let reindexed = 0;
+      let indexed = 0;
       while (!stopped()) {
-        const n = relaxed(db, () => keywords.reindexOlder(REINDEX_SLICE));
-        if (n === null) break;
-        reindexed += n;
+        const n = relaxed(db, () => keywords.indexBacklog(BACKLOG_SLICE));
+        if (n === 0) break;
+        indexed += n;
         await nextTurn();
       }
-      return reindexed;
+      return indexed;
     },
 
     /** Ready files that still lack vectors of the current model, or were cut by an older chunking. */

@@ -18,6 +18,7 @@ import m14 from "./0014_knowledge_content_pieces.sql" with { type: "text" };
 import m15 from "./0015_drop_knowledge_file_blobs.sql" with { type: "text" };
 import m16 from "./0016_user_sessions_and_removal.sql" with { type: "text" };
 import m17 from "./0017_knowledge_keywords_cjk.sql" with { type: "text" };
+import m18 from "./0018_knowledge_keyword_backlog.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -39,4 +40,5 @@ export const migrationSql: Record<string, string> = {
   "0015_drop_knowledge_file_blobs": m15,
   "0016_user_sessions_and_removal": m16,
   "0017_knowledge_keywords_cjk": m17,
+  "0018_knowledge_keyword_backlog": m18,
 };
