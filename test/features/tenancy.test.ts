@@ -70,6 +70,17 @@ describe("workspaces", () => {
     expect((await h.call("GET", `/api/products/${id}`, { token: admin })).status).toBe(404);
   });
 
+  test("what a GET returns can be sent back: description null is accepted on create, as on update", async () => {
+    // Before: every GET said "description": null, and a create with it was 422.
+    const ws = await h.call("POST", "/api/products", { token: admin, body: { name: "From a copy", description: null } });
+    expect([ws.status, ws.body.data?.description]).toEqual([201, null]);
+    const kb = await h.call("POST", "/api/knowledge-base", { token: admin, body: { product_id: ws.body.data.id, name: "Copied", description: null } });
+    expect([kb.status, kb.body.data?.description]).toEqual([201, null]);
+    const graph = { nodes: [{ id: "t", type: "trigger.manual" }] };
+    const wf = await h.call("POST", "/api/workflow-base", { token: admin, body: { product_id: ws.body.data.id, name: "Copied", description: null, graph } });
+    expect([wf.status, wf.body.data?.description]).toEqual([201, null]);
+  });
+
   test("a name of spaces only is refused on create and rename, for workspaces and organizations", async () => {
     const blank = { success: false, error: "ValidationError", message: "name must not be blank" };
     const c = await h.call("POST", "/api/products", { token: admin, body: { name: "   " } });

@@ -90,7 +90,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
   const keepAnOwner = (target: UserRow, what: string) => {
     if (target.role !== "owner") return;
     const owners = db.select({ n: count() }).from(users).where(and(eq(users.organizationId, target.organizationId), eq(users.role, "owner"), isNull(users.removedAt))).get()?.n ?? 0;
-    if (owners <= 1) throw conflict(`${target.email} is the organization's last owner: make another user owner before you ${what}`);
+    if (owners <= 1) throw conflict(`${target.email} is the organization's last owner: make another user owner before ${what}`);
   };
 
   const trail = (action: ActivityAction, actor: string | null, target: UserRow, info: TrailInfo, detail: string) =>

@@ -140,7 +140,7 @@ export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowled
       "/api/knowledge-base",
       ({ principal, body, set }) => {
         set.status = 201;
-        return { success: true as const, message: "Knowledge base created", data: baseView(knowledge.createBase(principal, { productId: body.product_id, name: body.name, description: body.description })) };
+        return { success: true as const, message: "Knowledge base created", data: baseView(knowledge.createBase(principal, { productId: body.product_id, name: body.name, description: body.description ?? undefined })) };
       },
       { auth: "any", body: CreateKnowledgeBaseBody, parse: "json", response: { 201: ok(KnowledgeBase, "Created"), ...errors(400, 401, 404, 409, 422, 429) }, detail: { summary: "Create a knowledge base" } },
     )

@@ -70,7 +70,7 @@ export const CreateWorkflowBody = t.Object(
   {
     product_id: t.Optional(Uuid),
     name: t.String({ minLength: 1, maxLength: 200 }),
-    description: t.Optional(t.String({ maxLength: 2000 })),
+    description: t.Optional(t.Nullable(t.String({ maxLength: 2000 }))),
     graph: GraphSchema,
     activate: t.Optional(t.Boolean({ description: "Make the new version active (default true)" })),
   },

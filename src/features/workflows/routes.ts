@@ -70,7 +70,7 @@ export function workflowRoutes({ auth, workflows, executions }: { auth: AuthPlug
     .post(
       "/api/workflow-base",
       ({ principal, body, set }) => {
-        const w = workflows.create(principal, { productId: body.product_id, name: body.name, description: body.description, graph: body.graph, activate: body.activate });
+        const w = workflows.create(principal, { productId: body.product_id, name: body.name, description: body.description ?? undefined, graph: body.graph, activate: body.activate });
         set.status = 201;
         return { success: true as const, message: "Workflow created", data: view(w, { versions: workflows.versions(principal, w.id) }) };
       },

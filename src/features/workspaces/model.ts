@@ -3,7 +3,7 @@ import { t } from "elysia";
 import { Timestamp, Uuid } from "../../platform/http/schemas";
 
 export const CreateWorkspaceBody = t.Object(
-  { name: t.String({ minLength: 1, maxLength: 200 }), description: t.Optional(t.String({ maxLength: 2000 })) },
+  { name: t.String({ minLength: 1, maxLength: 200 }), description: t.Optional(t.Nullable(t.String({ maxLength: 2000 }))) },
   { additionalProperties: false },
 );
 

@@ -41,7 +41,7 @@ export function workspaceRoutes({ auth, workspaces }: { auth: AuthPlugin; worksp
       "/api/products",
       ({ principal, body, set }) => {
         set.status = 201;
-        return { success: true as const, message: "Workspace created", data: workspaceView(workspaces.create(principal, body)) };
+        return { success: true as const, message: "Workspace created", data: workspaceView(workspaces.create(principal, { name: body.name, description: body.description ?? undefined })) };
       },
       { auth: "jwt", body: CreateWorkspaceBody, parse: "json", response: { 201: ok(Workspace, "Created"), ...errors(400, 401, 403, 422, 429) }, detail: { summary: "Create a workspace" } },
     )
