@@ -179,6 +179,24 @@ describe("ids and queries", () => {
     expect(lim.body.data.length).toBe(1);
   });
 
+  test("limit caps a page wherever it is given, and every list takes page, pageSize and limit", async () => {
+    for (const name of ["p1", "p2", "p3"]) await h.call("POST", "/api/products", { token: jwt, body: { name } });
+    const all = (await h.call("GET", "/api/products?pageSize=200", { token: jwt })).body.data.map((w: { id: string }) => w.id);
+    // Before: limit beside page was ignored (50 items for limit=2).
+    const second = await h.call("GET", "/api/products?limit=2&page=2", { token: jwt });
+    expect(second.body.data.map((w: { id: string }) => w.id)).toEqual(all.slice(2, 4));
+    expect(second.body.pagination).toMatchObject({ page: 2, pageSize: 2 });
+    expect((await h.call("GET", "/api/products?limit=1&pageSize=3", { token: jwt })).body.data).toHaveLength(1);
+    // Before: the triggers list refused limit (400) and the knowledge bases' list ignored it.
+    for (const name of ["kb1", "kb2"]) await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name } });
+    const bases = await h.call("GET", `/api/knowledge-base/${ws}?limit=1`, { token: jwt });
+    expect([bases.status, bases.body.data.length, bases.body.pagination.total >= 3]).toEqual([200, 1, true]);
+    const whole = await h.call("GET", `/api/knowledge-base/${ws}`, { token: jwt });
+    expect(whole.body.data.length).toBe(whole.body.pagination.total);
+    const triggers = await h.call("GET", `/api/agent-base/triggers?product_id=${ws}&limit=5&page=1`, { token: jwt });
+    expect([triggers.status, triggers.body.pagination?.pageSize]).toEqual([200, 5]);
+  });
+
   test("unknown enum values are refused", async () => {
     const r = await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "x", role: "ROOT" } });
     expectError(r, 422, "ValidationError");

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid } from "../../platform/errors";
-import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
+import { PaginationQuery, pageOf, pageWindow } from "../../platform/http/pagination";
 import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
 import type { Principal } from "../../platform/auth/principal";
 import { CreateKnowledgeBaseBody, FileIdQuery, KnowledgeBase, KnowledgeFile, ReplaceBody, StorageQuery, StorageReplaceBody, UpdateKnowledgeBaseBody, UploadBody } from "./model";
@@ -146,11 +146,11 @@ export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowled
     )
     .get(
       "/api/knowledge-base/:id",
-      ({ principal, params }) => ({
+      ({ principal, params, query }) => ({
         success: true as const,
-        data: knowledge.listBases(principal, params.id).map((b) => baseView(b.kb, b.fileCount, b.bytes)),
+        ...pageOf(knowledge.listBases(principal, params.id).map((b) => baseView(b.kb, b.fileCount, b.bytes)), query),
       }),
-      { auth: "any", params: IdParams, response: { 200: ok(t.Array(KnowledgeBase)), ...errors(400, 401, 404, 429) }, detail: { summary: "List knowledge bases of a workspace (the id is the workspace's)" } },
+      { auth: "any", params: IdParams, query: PaginationQuery, response: { 200: okList(KnowledgeBase), ...errors(400, 401, 404, 429) }, detail: { summary: "List knowledge bases of a workspace (the id is the workspace's)" } },
     )
     .put(
       "/api/knowledge-base/:id",

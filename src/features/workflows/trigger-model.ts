@@ -1,6 +1,7 @@
 // Schemas of the trigger endpoints (spec §4.6) and of inbound webhook answers (spec §4.7).
 import { t } from "elysia";
 import { Timestamp, Uuid } from "../../platform/http/schemas";
+import { PaginationQuery } from "../../platform/http/pagination";
 import { ExecutionView } from "./model";
 
 export const TriggerView = t.Object({
@@ -22,7 +23,7 @@ export const TriggerDetail = t.Object({
   last_runs: t.Array(t.Omit(ExecutionView, ["nodes"]), { description: "The trigger's latest executions, newest first" }),
 });
 
-export const TriggersQuery = t.Object({ product_id: t.Optional(Uuid) }, { additionalProperties: false });
+export const TriggersQuery = t.Object({ product_id: t.Optional(Uuid), ...PaginationQuery.properties }, { additionalProperties: false });
 
 const Input = t.Optional(t.Record(t.String(), t.Unknown(), { description: "The execution's input" }));
 export const RunTriggerBody = t.Object({ trigger_id: Uuid, input: Input }, { additionalProperties: false });

@@ -3,7 +3,8 @@
 // /api/agent-base/{id} (agents) never captures them.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { errors, IdParams, ok } from "../../platform/http/schemas";
+import { errors, IdParams, ok, okList } from "../../platform/http/schemas";
+import { pageOf } from "../../platform/http/pagination";
 import type { ExecutionRow } from "./engine/runner";
 import { executionView } from "./executions";
 import { ExecutionView } from "./model";
@@ -18,10 +19,10 @@ export function triggerRoutes({ auth, triggers }: { auth: AuthPlugin; triggers: 
   return new Elysia()
     .use(auth)
     .guard({ detail: { tags: ["Triggers"] } })
-    .get("/api/agent-base/triggers", ({ principal, query }) => ({ success: true as const, data: triggers.list(principal, query.product_id) }), {
+    .get("/api/agent-base/triggers", ({ principal, query }) => ({ success: true as const, ...pageOf(triggers.list(principal, query.product_id), query) }), {
       auth: "any",
       query: TriggersQuery,
-      response: { 200: ok(t.Array(TriggerView)), ...errors(400, 401, 404, 429) },
+      response: { 200: okList(TriggerView), ...errors(400, 401, 404, 429) },
       detail: { summary: "The trigger nodes of the workspace's active workflow versions (a token's own workspace when product_id is left out)" },
     })
     .post(
