@@ -2,8 +2,10 @@
 // the lines is on the disk before a copy; lines in any script come back byte for byte; a SIGKILL
 // after the copy loses nothing; the file is private.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { openJournalFile } from "../../src/platform/db/journal-file";
+import { createLogger } from "../../src/platform/log";
 import { cleanup, fixture, journalText, tear } from "../support/write-behind-fixture";
 
 afterAll(cleanup);
@@ -60,12 +62,75 @@ describe("write-behind journal file", () => {
     expect(statSync(f.journal).size).toBeGreaterThan(128 * 1024);
     wb.flush();
     expect(f.values()).toEqual(vs);
-    expect(statSync(f.journal).size).toBe(0);
+    // Folded, the lines are zeroed and the room kept, up to 1 MB.
+    expect(statSync(f.journal).size).toBe(512 * 1024);
+    expect(readFileSync(f.journal).every((b) => b === 0)).toBe(true);
     // Emptied, the journal takes rows again through the mapping it kept.
     wb.append({ v: "again" });
     wb.flush();
     expect(f.values().at(-1)).toBe("again");
     wb.close();
+  });
+
+  test("after a fold the room stays allocated: a full disk still takes rows until it is used, and refuses them then", () => {
+    const f = fixture();
+    let full = false;
+    const write = (fd: number, bytes: Uint8Array, offset: number, length: number, position: number) => {
+      if (full) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      return writeSync(fd, bytes, offset, length, position);
+    };
+    const { file } = openJournalFile(f.journal, createLogger(true), write);
+    file.append('{"q":1,"p":["a"]}\n');
+    file.empty();
+    full = true;
+    // The 64 KB allocated for the first line is there for the next ones (a token request, a read included).
+    const line = '{"q":2,"p":["b"]}\n';
+    file.append(line);
+    expect(journalText(f.journal)).toBe(line);
+    let taken = 1;
+    // 64 KB hold ~3,600 such lines: 10,000 would need room the disk refuses.
+    const fill = () => {
+      for (let i = 0; i < 10_000; i++) {
+        file.append(line);
+        taken += 1;
+      }
+    };
+    expect(fill).toThrow("ENOSPC");
+    // Rows up to the allocation's end (each needs room for its longest encoding) and not one past it.
+    expect(taken * line.length).toBeGreaterThan(64 * 1024 - 3 * line.length);
+    expect(statSync(f.journal).size).toBe(64 * 1024);
+    expect(file.size).toBe(taken * line.length);
+    file.close();
+  });
+
+  test("rows folded, zeroed, then rows after them and a crash: the next start folds each later row once, in order", () => {
+    const f = fixture();
+    const crashed = f.open();
+    for (const v of ["a", "b", "c"]) crashed.append({ v });
+    crashed.flush();
+    crashed.append({ v: "d" });
+    // No flush, no close: the journal holds "d" at its start and zeros where a, b, c were.
+    expect(journalText(f.journal)).toBe('{"q":4,"p":["d"]}\n');
+    const next = f.open();
+    expect(f.values()).toEqual(["a", "b", "c", "d"]);
+    next.close();
+  });
+
+  test("a journal a burst grew past 1 MB is cut back to 1 MB of room when folded, and at the next start", () => {
+    const f = fixture();
+    const wb = f.open();
+    for (let i = 0; i < 12_000; i++) wb.append({ v: `row-${i}-${"x".repeat(80)}` });
+    expect(statSync(f.journal).size).toBe(2 * 1024 * 1024);
+    wb.flush();
+    expect(statSync(f.journal).size).toBe(1024 * 1024);
+    // Rows past the cut grow the file again through the mapping (no SIGBUS), and fold.
+    for (let i = 0; i < 12_000; i++) wb.append({ v: `again-${i}-${"x".repeat(80)}` });
+    expect(statSync(f.journal).size).toBe(2 * 1024 * 1024);
+    // Crashed with them journaled: the next start keeps them and cuts the room after folding them.
+    const next = f.open();
+    expect(f.values()).toHaveLength(24_000);
+    expect(statSync(f.journal).size).toBe(1024 * 1024);
+    next.close();
   });
 
   test("rows in any script, up to the allocation's end, come back byte for byte; a lone surrogate as U+FFFD", () => {
