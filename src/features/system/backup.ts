@@ -8,6 +8,9 @@ import type { Principal } from "../../platform/auth/principal";
 import { privateFile } from "../../platform/db/database";
 import { workerUrl } from "../../platform/native";
 
+/** A partial copy and the files SQLite may keep beside it. */
+const PARTIAL_SUFFIXES = ["", "-journal", "-wal", "-shm"];
+
 export interface BackupResult {
   file: string;
   bytes: number;
@@ -23,22 +26,32 @@ export function backupDatabase(sqlite: Database, target: string, loadExtension?:
   if (existsSync(file)) throw invalid(`backup target ${file} already exists; choose a new file name`);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  // Created empty and private first (VACUUM INTO accepts an empty file): a copy holds the same
-  // secrets as the database.
-  privateFile(partial);
-  sqlite.query("VACUUM INTO ?").run(partial);
-  const copy = new Database(partial, { readonly: true });
+  // What a copy that failed leaves (the disk filled up, an I/O error, a bad check): its partial
+  // file and SQLite's journal beside it, removed at once rather than at the next start.
+  const removePartial = () => {
+    for (const suffix of PARTIAL_SUFFIXES) rmSync(`${partial}${suffix}`, { force: true });
+  };
+  removePartial();
   try {
-    loadExtension?.(copy);
-    const rows = copy.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
-    if (rows.length !== 1 || rows[0]!.integrity_check !== "ok") {
-      throw new Error(`backup copy failed its integrity check: ${rows.map((r) => r.integrity_check).join("; ")}`);
+    // Created empty and private first (VACUUM INTO accepts an empty file): a copy holds the same
+    // secrets as the database.
+    privateFile(partial);
+    sqlite.query("VACUUM INTO ?").run(partial);
+    const copy = new Database(partial, { readonly: true });
+    try {
+      loadExtension?.(copy);
+      const rows = copy.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
+      if (rows.length !== 1 || rows[0]!.integrity_check !== "ok") {
+        throw new Error(`backup copy failed its integrity check: ${rows.map((r) => r.integrity_check).join("; ")}`);
+      }
+    } finally {
+      copy.close();
     }
-  } finally {
-    copy.close();
+    renameSync(partial, file);
+  } catch (e) {
+    removePartial();
+    throw e;
   }
-  renameSync(partial, file);
   return { file, bytes: statSync(file).size, integrity: "ok" };
 }
 
