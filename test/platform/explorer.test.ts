@@ -16,14 +16,21 @@ describe("openapi", () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiToken", "apiTokenBearer", "session"]);
     expect(doc.components.securitySchemes.apiToken).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Token" });
 
-    const routes = h.app.routes.filter((r) => r.path.startsWith("/api/") || r.path === "/health");
+    const routes = h.app.routes.filter((r) => r.path.startsWith("/api/") || r.path === "/health" || r.path === "/mcp");
     expect(routes.length).toBeGreaterThan(20);
     for (const r of routes) {
       const path = r.path.replace(/:(\w+)/g, "{$1}");
       const op = doc.paths[path]?.[r.method.toLowerCase()];
       expect({ route: `${r.method} ${path}`, documented: Boolean(op) }).toEqual({ route: `${r.method} ${path}`, documented: true });
       expect(Object.keys(op.responses).length).toBeGreaterThan(0);
+      // A success too, streams and files included (before: chat, transcription, execution events
+      // and MCP listed only their errors, a download no content).
+      const success = Object.entries(op.responses as Record<string, { content?: object }>).filter(([code]) => code.startsWith("2"));
+      expect({ route: `${r.method} ${path}`, success: success.length > 0 }).toEqual({ route: `${r.method} ${path}`, success: true });
     }
+    expect(Object.keys(doc.paths["/api/assistant/chat"].post.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(doc.paths["/api/audio/transcriptions"].post.responses["200"].content)).toEqual(["application/json", "text/plain", "application/x-subrip", "text/vtt"]);
+    expect(doc.paths["/api/workflow/{id}/events"].get.responses["404"].content["application/json"].schema.properties.success).toBeDefined();
     const create = doc.paths["/api/api-tokens"].post;
     expect(create.requestBody.content["application/json"].schema.required).toEqual(expect.arrayContaining(["product_id", "token_name"]));
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "401", "422"]));

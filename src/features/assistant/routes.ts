@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { AppError, invalid } from "../../platform/errors";
 import { PaginationSchema, pageWindow } from "../../platform/http/pagination";
-import { errors, ok, okList } from "../../platform/http/schemas";
+import { errors, eventStream, ok, okList, otherResponses } from "../../platform/http/schemas";
 import { sseResponse } from "../../platform/http/sse";
 import type { Logger } from "../../platform/log";
 import { metadataView, sourceView, type Assistant } from "./chat";
@@ -53,13 +53,12 @@ export function assistantRoutes({ auth, assistant, chats, log, heartbeatMs }: { 
       {
         auth: "any:strict",
         body: ChatBody,
-        response: { ...errors(400, 401, 403, 404, 413, 422, 429) },
         detail: {
           summary: "Ask the assistant; the answer streams as server-sent events",
           description:
             "Events, in order: `session` {session_id}, `thinking` {stage: retrieving}, `thinking` {stage: generating}, `token` {delta} as the model writes, " +
             "`ai_response` {answer, sources, metadata}, `done` {}. A failure is `error` {error, message} then `done`. Comment lines are heartbeats.",
-          responses: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } } },
+          responses: otherResponses(eventStream("The answer's events, as the model writes it"), 400, 401, 403, 404, 413, 422, 429),
         },
       },
     )

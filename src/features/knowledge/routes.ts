@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid } from "../../platform/errors";
 import { PaginationQuery, pageOf, pageWindow } from "../../platform/http/pagination";
-import { IdParams, errors, ok, okList } from "../../platform/http/schemas";
+import { IdParams, errors, ok, okList, otherResponses } from "../../platform/http/schemas";
 import type { Principal } from "../../platform/auth/principal";
 import { CreateKnowledgeBaseBody, FileIdQuery, KnowledgeBase, KnowledgeFile, ReplaceBody, StorageQuery, StorageReplaceBody, UpdateKnowledgeBaseBody, UploadBody } from "./model";
 import type { KnowledgeBaseRow, KnowledgeFileRow, KnowledgeService } from "./service";
@@ -111,7 +111,17 @@ export function knowledgeRoutes({ auth, knowledge }: { auth: AuthPlugin; knowled
           headers: { "content-type": file.mimeType, "content-length": String(file.size), "content-disposition": disposition(file.name), "x-content-sha256": file.sha256 },
         });
       },
-      { auth: "any", params: IdParams, detail: { summary: "Download the exact bytes uploaded", responses: { 200: { description: "The file" } } } },
+      {
+        auth: "any",
+        params: IdParams,
+        detail: {
+          summary: "Download the exact bytes uploaded",
+          responses: otherResponses(
+            { 200: { description: "The file's bytes, with its own content type, Content-Disposition (its name) and X-Content-SHA256", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } } },
+            400, 401, 404, 429,
+          ),
+        },
+      },
     )
     .get("/api/knowledge-base/storage/file/:id", ({ principal, params }) => ({ success: true as const, data: fileView(knowledge.requireFile(principal, params.id)) }), {
       auth: "any",

@@ -5,7 +5,7 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { TokenPrincipal } from "../../platform/auth/principal";
 import { forbidden } from "../../platform/errors";
 import { requestMeta } from "../../platform/http/request-meta";
-import { errors } from "../../platform/http/schemas";
+import { eventStream, otherResponses } from "../../platform/http/schemas";
 import type { McpGateway } from "./gateway";
 
 export function mcpRoutes({ auth, gateway, allowedHosts }: { auth: AuthPlugin; gateway: McpGateway; allowedHosts: string[] }) {
@@ -32,7 +32,20 @@ export function mcpRoutes({ auth, gateway, allowedHosts }: { auth: AuthPlugin; g
   };
   return new Elysia()
     .use(auth)
-    .post("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: a JSON-RPC request or notification" } })
-    .get("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: the server's event stream of a session" } })
-    .delete("/mcp", handle, { auth: "token:raw", response: { ...errors(401, 403, 429) }, detail: { ...detail, summary: "MCP: end a session" } });
+    .post("/mcp", handle, {
+      auth: "token:raw",
+      detail: {
+        ...detail,
+        summary: "MCP: a JSON-RPC request or notification",
+        responses: otherResponses(
+          {
+            200: { description: "The JSON-RPC response, as JSON or as an event stream (the client's Accept decides)", content: { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } } },
+            202: { description: "A notification or response accepted (no body)", content: {} },
+          },
+          400, 401, 403, 404, 429,
+        ),
+      },
+    })
+    .get("/mcp", handle, { auth: "token:raw", detail: { ...detail, summary: "MCP: the server's event stream of a session", responses: otherResponses(eventStream("Messages the server sends the session"), 400, 401, 403, 404, 429) } })
+    .delete("/mcp", handle, { auth: "token:raw", detail: { ...detail, summary: "MCP: end a session", responses: otherResponses({ 200: { description: "The session ended", content: {} } }, 400, 401, 403, 404, 429) } });
 }

@@ -15,3 +15,12 @@ export const TranscriptionBody = t.Object(
   },
   { additionalProperties: false },
 );
+
+/** The JSON answers (formats.ts): `json` has text alone; `verbose_json` all of these. */
+export const TranscriptJson = t.Object({
+  text: t.String(),
+  task: t.Optional(t.Literal("transcribe")),
+  language: t.Optional(t.String({ description: "verbose_json: the language's English name" })),
+  duration: t.Optional(t.Number({ description: "verbose_json: seconds" })),
+  segments: t.Optional(t.Array(t.Object({ start: t.Number(), end: t.Number(), text: t.String() }, { additionalProperties: true }))),
+});

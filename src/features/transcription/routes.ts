@@ -5,9 +5,9 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import { invalid, tooLarge } from "../../platform/errors";
 import { whileWorking } from "../../platform/http/long-request";
 import { blobBytes } from "../../platform/http/multipart";
-import { errors } from "../../platform/http/schemas";
+import { otherResponses } from "../../platform/http/schemas";
 import { prepareAudio } from "./audio";
-import { TranscriptionBody } from "./model";
+import { TranscriptJson, TranscriptionBody } from "./model";
 import { render, RESPONSE_FORMATS, type ResponseFormat } from "./formats";
 import type { Transcriber } from "./transcriber";
 
@@ -37,8 +37,23 @@ export function transcriptionRoutes({ auth, transcriber }: { auth: AuthPlugin; t
         auth: "any:strict",
         body: TranscriptionBody,
         parse: "multipart/form-data",
-        response: { ...errors(400, 401, 413, 415, 422, 429, 503) },
-        detail: { summary: "Transcribe audio (OpenAI-compatible: json, text, srt, vtt, verbose_json)" },
+        detail: {
+          summary: "Transcribe audio (OpenAI-compatible: json, text, srt, vtt, verbose_json)",
+          responses: otherResponses(
+            {
+              200: {
+                description: "The transcript in the response_format asked for: JSON for json and verbose_json, text for text, srt and vtt",
+                content: {
+                  "application/json": { schema: TranscriptJson },
+                  "text/plain": { schema: { type: "string", description: "text" } },
+                  "application/x-subrip": { schema: { type: "string", description: "srt" } },
+                  "text/vtt": { schema: { type: "string", description: "vtt" } },
+                },
+              },
+            },
+            400, 401, 413, 415, 422, 429, 503,
+          ),
+        },
       },
     );
 }

@@ -3,7 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { pageWindow } from "../../platform/http/pagination";
-import { errors, IdParams, ok, okList } from "../../platform/http/schemas";
+import { errors, eventStream, IdParams, ok, okList, otherResponses } from "../../platform/http/schemas";
 import { sseResponse, type SseEvent } from "../../platform/http/sse";
 import type { EventLog, StoredEvent } from "./engine/events";
 import { executionView, nodeRunView, type ExecutionsService } from "./executions";
@@ -108,13 +108,12 @@ export function executionRoutes({ auth, executions, events, registry, heartbeatM
         auth: "any",
         params: IdParams,
         query: t.Object({ last_event_id: t.Optional(t.String({ maxLength: 20 })) }),
-        response: { ...errors(401, 404, 422, 429) },
         detail: {
           summary: "Live events of an execution (SSE); Last-Event-ID replays what was missed",
           description:
             "Events: `status` {status}, `node_started` {node_id, type, attempt}, `node_finished` {node_id, status, output?, error?, duration_ms}, `node_retry` {node_id, attempt, delay_ms, error}, " +
             "`node_waiting` {node_id, kind: timer | approval, until? | message?}, `token` {node_id, delta}, and last `done` {status, output?, error?}, after which the stream closes.",
-          responses: { 200: { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } } },
+          responses: otherResponses(eventStream("The execution's events, replayed then live, each with its id (Last-Event-ID)"), 401, 404, 422, 429),
         },
       },
     )

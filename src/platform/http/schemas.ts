@@ -43,8 +43,25 @@ export const okList = <T extends TSchema>(item: T, description = "Success") =>
     { description },
   );
 
+type ErrorCode = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503;
+
 /** Error responses a route can give, for the OpenAPI document. */
-export const errors = (...codes: (400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 503)[]) =>
-  Object.fromEntries(codes.map((c) => [c, ErrorResponse])) as Record<number, typeof ErrorResponse>;
+export const errors = (...codes: ErrorCode[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse])) as Record<number, typeof ErrorResponse>;
+
+/** A success that is no JSON envelope, as the OpenAPI document states it: its media types and their schemas. */
+export type OtherSuccess = { description: string; content: Record<string, { schema: unknown }> };
+
+/**
+ * The OpenAPI `responses` of a route whose success is no JSON envelope (an event stream, a file,
+ * text), for its `detail`: the success as given, the errors as `errors` gives them. Such a route
+ * declares no `response` schema: the OpenAPI plugin would replace these with that one's codes.
+ */
+export const otherResponses = (success: Record<number, OtherSuccess>, ...codes: ErrorCode[]) => ({
+  ...success,
+  ...Object.fromEntries(codes.map((c) => [c, { description: "Error", content: { "application/json": { schema: ErrorResponse } } }])),
+});
+
+/** A `text/event-stream` success, described in words (the events are listed in the route's description). */
+export const eventStream = (description: string): Record<number, OtherSuccess> => ({ 200: { description, content: { "text/event-stream": { schema: { type: "string" } } } } });
 
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
