@@ -60,7 +60,7 @@ export interface QueryTerm {
  * The FTS5 expressions a query's CJK run is looked up with (ORed with the query's other terms).
  * - One character: a prefix, which finds it as the first of a pair or the last of a run; a lone
  *   hiragana (a particle, in nearly every Japanese chunk) only when the query has nothing else.
- * - Korean: its pairs, each on its own, so that 데이터베이스를 finds 데이터베이스가.
+ * - Korean: its pairs, each on its own (ORed), so that 데이터베이스를 finds 데이터베이스가.
  * - Chinese and Japanese: each dictionary word (not the one-character ones, nor the hiragana-only
  *   ones: particles and endings) as a phrase of its pairs, and the whole run as one more phrase,
  *   which ranks the chunks that have it as written first. On a mixed zh/ja/ko corpus (gettext
@@ -72,7 +72,8 @@ export function runQuery(run: string): QueryTerm[] {
   const c = chars(run);
   const whole = c.join("");
   if (c.length === 1) return [{ expr: `"${whole}"*`, topical: !HIRAGANA_ONLY.test(whole) }];
-  if (HANGUL.test(whole)) return runTokens(whole).slice(0, -1).map((t) => ({ expr: quoted([t]), topical: true }));
+  // One term of the query, as a Korean word is one word (for fusion's lookup-or-sentence count).
+  if (HANGUL.test(whole)) return [{ expr: runTokens(whole).slice(0, -1).map((t) => quoted([t])).join(" OR "), topical: true }];
   const kept = words(whole).filter((w) => [...w].length > 1 && !HIRAGANA_ONLY.test(w));
   const phrases = kept.map(pairPhrase);
   const runIsOneWord = kept.length === 1 && kept[0] === whole;

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStorage } from "../../../src/platform/db/database";
 import { migrate } from "../../../src/platform/db/migrate";
-import { createKeywordStore, toFtsQuery } from "../../../src/features/knowledge/keyword-store";
+import { createKeywordStore, queryTerms, toFtsQuery } from "../../../src/features/knowledge/keyword-store";
+import { queryShape } from "../../../src/features/knowledge/fusion";
 import { createHarness, defaultWorkspaceId, uploadText } from "../../support/harness";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-kw-cjk-"));
@@ -83,6 +84,11 @@ describe("CJK words inside text", () => {
     expect(found("Python").sort()).toEqual([zhMixed, latinPython].sort());
     expect(found("Python 数据分析")[0]).toBe(zhMixed);
     expect(found("用Python分析")[0]).toBe(zhMixed);
+  });
+
+  test("a Korean word is one term of the query (fusion weighs a query by its count of terms)", () => {
+    expect(queryTerms("데이터베이스를 설정")).toEqual(['"데이" OR "이터" OR "터베" OR "베이" OR "이스" OR "스를"', '"설정"']);
+    expect(queryShape("데이터베이스를 설정하는 방법")).toBe("lookup");
   });
 
   test("a particle alone is looked up only when the query has nothing else", () => {
