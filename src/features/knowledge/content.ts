@@ -5,10 +5,10 @@
 // one per event-loop turn instead, so other requests run between them. Writes are relaxed commits
 // (no fsync each): the caller's durable commit of the row that names the content makes every
 // earlier piece durable too (WAL frames are ordered; see platform/db/durability.ts).
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, notExists, sql } from "drizzle-orm";
 import type { Db } from "../../platform/db/database";
 import { relaxed } from "../../platform/db/durability";
-import { knowledgeContentPieces } from "./table";
+import { knowledgeContentPieces, knowledgeFiles } from "./table";
 import { gatherPieces } from "./pieces";
 
 /** Bytes per piece: one piece's insert holds the event loop ~2–4 ms here. */
@@ -45,6 +45,22 @@ export function createContentStore(db: Db) {
     .where(and(eq(knowledgeContentPieces.contentId, sql.placeholder("contentId")), eq(knowledgeContentPieces.seq, sql.placeholder("seq"))))
     .prepare();
 
+  /**
+   * Removes content no file row came to name (a failed or duplicate upload; one whose row was
+   * committed before a later step failed is kept); false when the database refused the delete too
+   * (a full disk), which leaves the pieces to the next start's sweep and the caller free to report
+   * the error that led here.
+   */
+  const discard = (contentId: string): boolean => {
+    const named = db.select({ one: sql`1` }).from(knowledgeFiles).where(eq(knowledgeFiles.contentId, contentId));
+    try {
+      relaxed(db, () => db.delete(knowledgeContentPieces).where(and(eq(knowledgeContentPieces.contentId, contentId), notExists(named))).run());
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
   return {
     /**
      * Stores the bytes of `file` under a new content id, which the caller then names in a file row
@@ -52,10 +68,17 @@ export function createContentStore(db: Db) {
      */
     async write(file: Blob): Promise<string> {
       const contentId = crypto.randomUUID();
-      let seq = 0;
-      for await (const piece of piecesOf(file)) {
-        relaxed(db, () => insertPiece.run({ contentId, seq, bytes: piece }));
-        seq += 1;
+      try {
+        let seq = 0;
+        for await (const piece of piecesOf(file)) {
+          relaxed(db, () => insertPiece.run({ contentId, seq, bytes: piece }));
+          seq += 1;
+        }
+      } catch (e) {
+        // A piece the database refused (a full disk, an I/O error): the pieces before it go now,
+        // not at the next start.
+        discard(contentId);
+        throw e;
       }
       return contentId;
     },
@@ -84,10 +107,7 @@ export function createContentStore(db: Db) {
       });
     },
 
-    /** Removes content no file row came to name (a failed or duplicate upload). */
-    discard(contentId: string): void {
-      relaxed(db, () => db.delete(knowledgeContentPieces).where(eq(knowledgeContentPieces.contentId, contentId)).run());
-    },
+    discard,
 
     /** Removes pieces no file names: an upload cut off by a crash before its row was committed. Run at start. */
     sweep(): number {
