@@ -22,7 +22,10 @@ export function createEmbeddingsService({ knowledge, embedder, vectors }: { know
       };
     },
 
-    /** Queues the ready files in scope for new vectors from the current model; how many. */
+    /**
+     * Queues the ready files in scope for new vectors from the current model, and the failed ones
+     * for a new ingestion (a retry); how many.
+     */
     reembed: (principal: Principal, scope: EmbeddingScope): number => knowledge.reembed(knowledge.filesInScope(principal, scope)),
 
     /** Drops the vectors of the files in scope; how many files. */

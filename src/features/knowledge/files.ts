@@ -2,6 +2,7 @@
 // each checked against the caller's workspace through its knowledge base.
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db/database";
 import { durableCommit } from "../../platform/db/durability";
 import { conflict, invalid, notFound, tooLarge, unprocessable, unsupportedMedia } from "../../platform/errors";
 import type { PageWindow } from "../../platform/http/pagination";
@@ -20,6 +21,25 @@ export const INGEST_JOB = jobKind<{ fileId: string }>("knowledge.ingest");
 export const EMBED_JOB = jobKind<{ fileId: string }>("knowledge.embed");
 
 const unsupported = (name: string) => unsupportedMedia(`${name} is not a supported document; upload one of ${SUPPORTED}`);
+
+/**
+ * SQLite's and the system's words for a failure of Hearth's own storage (its database, its disk, its
+ * open files), as opposed to the file's: "unable to open database file" when Hearth ran out of file
+ * descriptors, "database or disk is full", "disk I/O error".
+ */
+const STORAGE_FAULT = /unable to open database file|database or disk is full|disk I\/O error|database (table )?is locked|readonly database|too many open files|no space left on device|\b(EMFILE|ENFILE|ENOSPC|EDQUOT|EIO|EROFS)\b/i;
+
+/**
+ * The error a failed file shows. The job queue hands the failure only its message, kept as it is on
+ * the row; one that names Hearth's storage says so here, so the user retries the file (the same
+ * bytes uploaded again, or PUT …/embeddings?file_id=) instead of looking for something to fix in it.
+ * Read, not written, this way: files that failed so before say it too.
+ */
+export function shownError(file: Pick<KnowledgeFileRow, "id" | "status" | "error">): string | null {
+  if (file.status !== "failed" || !file.error || !STORAGE_FAULT.test(file.error)) return file.error;
+  return `Hearth's own storage failed while ingesting this file (${file.error}); nothing is wrong with the file. Retry it: upload the same file again, or PUT /api/knowledge-base/embeddings?file_id=${file.id}`;
+}
+const shown = <F extends KnowledgeFileRow>(file: F): F => (file.status === "failed" ? { ...file, error: shownError(file) } : file);
 
 export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, sync }: KnowledgeDeps, { ensureDefault, requireBase, baseExists }: KnowledgeBases, drain: ChunkDrain) {
   const now = () => new Date(clock.now());
@@ -74,7 +94,29 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
   const requireFile = (principal: Principal, id: string): KnowledgeFileRow => {
     const file = fileById.get({ id: id.toLowerCase() });
     if (!file || !workspaces.canSee(principal, file.productId)) throw notFound("File");
-    return file;
+    return shown(file);
+  };
+
+  /**
+   * Puts failed files back in the queue, in `tx`: each is ingested again from its stored bytes (a
+   * failure of Hearth's, a full disk or too many open files, had failed a valid file for good).
+   * Only files still failed at the commit are taken, so two retries queue one job; their ids.
+   */
+  const requeueFailed = (tx: Pick<Db, "update" | "insert">, files: KnowledgeFileRow[]): string[] => {
+    const taken: string[] = [];
+    for (const f of files) {
+      if (f.status !== "failed") continue;
+      const changed = tx
+        .update(knowledgeFiles)
+        .set({ status: "queued", progress: 0, error: null, updatedAt: now() })
+        .where(and(eq(knowledgeFiles.id, f.id), eq(knowledgeFiles.status, "failed")))
+        .returning({ id: knowledgeFiles.id })
+        .all();
+      if (changed.length === 0) continue;
+      jobs.enqueue(INGEST_JOB, { fileId: f.id }, { tx, group: f.productId });
+      taken.push(f.id);
+    }
+    return taken;
   };
 
   /** The upload's format, from its first bytes and name; refuses what is empty, too large or not a supported format. */
@@ -112,7 +154,17 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       const format = await checkUpload(name, input.file);
       const digest = await digestOf(input.file);
       const existing = fileBySha.get({ kb: kb.id, sha: digest });
-      if (existing) return { file: existing, duplicate: true };
+      if (existing?.status === "failed") {
+        // The same bytes again where they failed: a retry, ingested again from the stored copy.
+        let taken = false;
+        await commitDurably(() => db.transaction((tx) => void (taken = requeueFailed(tx, [existing]).length > 0)));
+        const file = fileById.get({ id: existing.id });
+        if (taken && file) {
+          jobs.wake();
+          return { file, duplicate: false };
+        }
+        if (file) return { file: shown(file), duplicate: true };
+      } else if (existing) return { file: existing, duplicate: true };
       const row: KnowledgeFileRow = {
         id: crypto.randomUUID(),
         knowledgeBaseId: kb.id,
@@ -150,7 +202,7 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       );
       if (landed) {
         content.discard(contentId);
-        return { file: landed, duplicate: true };
+        return { file: shown(landed), duplicate: true };
       }
       jobs.wake();
       return { file: row, duplicate: false };
@@ -212,7 +264,7 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       const where = eq(knowledgeFiles.knowledgeBaseId, kb.id);
       const total = db.select({ n: count() }).from(knowledgeFiles).where(where).get()?.n ?? 0;
       const rows = db.select(fileColumns).from(knowledgeFiles).where(where).orderBy(desc(knowledgeFiles.createdAt), knowledgeFiles.id).limit(w.pageSize).offset(w.offset).all();
-      return { kb, rows, total };
+      return { kb, rows: rows.map(shown), total };
     },
 
     /** The file's record and its exact bytes, streamed a piece at a time. */
@@ -226,17 +278,22 @@ export function createKnowledgeFiles({ db, clock, workspaces, jobs, content, syn
       if (scope.fileId) return [requireFile(principal, scope.fileId)];
       if (!scope.knowledgeBaseId) throw invalid("Name a file_id or a knowledge_base_id");
       const kb = requireBase(principal, scope.knowledgeBaseId);
-      return db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.knowledgeBaseId, kb.id)).all();
+      return db.select(fileColumns).from(knowledgeFiles).where(eq(knowledgeFiles.knowledgeBaseId, kb.id)).all().map(shown);
     },
 
-    /** Queues a re-embedding of these files (for example after the model changed). */
+    /**
+     * Queues a re-embedding of these files (for example after the model changed); failed ones are
+     * ingested again (a retry). How many were queued; files being ingested are left to their job.
+     */
     reembed(files: KnowledgeFileRow[]): number {
       const ready = files.filter((f) => f.status === "ready");
+      let retried = 0;
       db.transaction((tx) => {
         for (const f of ready) jobs.enqueue(EMBED_JOB, { fileId: f.id }, { tx, group: f.productId });
+        retried = requeueFailed(tx, files).length;
       });
       jobs.wake();
-      return ready.length;
+      return ready.length + retried;
     },
 
     /**
