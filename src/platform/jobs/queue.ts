@@ -2,12 +2,15 @@
 // runs their handlers with an AbortSignal, retries with backoff, and on start puts back jobs that a
 // crash left running. A job's end is durable before the next job of its slot starts (fsynced from the
 // I/O pool when `sync` is given, else by a full commit); its claim is not: a claim lost to a power
-// cut leaves the job queued, which is what start() makes of a running one anyway.
+// cut leaves the job queued, which is what start() makes of a running one anyway. A write the
+// database refuses (a full disk) never ends the process: the queue backs off, logs the run of
+// failures once, and goes on by itself when writes work again.
 import { and, eq, inArray, lte } from "drizzle-orm";
 import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
 import { relaxed } from "../db/durability";
+import { failureRun } from "../db/write-failures";
 import { jobs } from "./table";
 import { jobStatements } from "./statements";
 
@@ -53,15 +56,24 @@ const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1
 
 /**
  * `sync` makes every commit so far durable off the event loop (platform/db/durability.ts); without
- * it a job's end is a full commit on the event loop.
+ * it a job's end is a full commit on the event loop. `pollMs`: how often it looks for due work when
+ * idle, and the first wait after a failed write (then doubling, up to five times that).
  */
-export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock; log: Logger; sync?: () => Promise<void> }) {
+export function createJobQueue({ db, clock, log, sync, pollMs = IDLE_POLL_MS }: { db: Db; clock: Clock; log: Logger; sync?: () => Promise<void>; pollMs?: number }) {
   const statements = jobStatements(db);
   const kinds = new Map<string, Registration>();
   const running = new Map<string, { kind: string; group: string | null; abort: AbortController; done: Promise<void> }>();
   let started = false;
+  /** Whether start() could put back the jobs a crash left running (a full disk at start: the pump tries again). */
+  let reclaimed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idleWaiters: (() => void)[] = [];
+  const trouble = failureRun(log, "job queue", { firstMs: pollMs, maxMs: 5 * pollMs });
+  /**
+   * Jobs that ran but whose end the database refused: recorded before anything new is claimed, so
+   * none stays `running` until a restart, nor runs again for nothing.
+   */
+  const unrecorded: { job: JobRow; reg: Registration; failure?: { error: unknown } }[] = [];
 
   const busy = (kind: string, group?: string | null) => [...running.values()].filter((r) => r.kind === kind && (group === undefined || r.group === group)).length;
 
@@ -97,11 +109,34 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
     return relaxed(db, () => statements.claim.get({ id: next.id, at }));
   };
 
-  /** The job's end, committed (and the handler's own relaxed commits with it) before it resolves. */
+  /**
+   * The job's end, committed (and the handler's own relaxed commits with it) before it resolves. A
+   * commit the database refuses waits in `unrecorded`; a failed fsync of a commit that went in is
+   * only logged (the next full commit covers it).
+   */
   const finish = async (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
-    if (!sync) return end(job, reg, failure);
-    relaxed(db, () => end(job, reg, failure));
-    await sync();
+    try {
+      if (!sync) return end(job, reg, failure);
+      relaxed(db, () => end(job, reg, failure));
+    } catch (e) {
+      unrecorded.push({ job, reg, failure });
+      trouble.failed(e);
+      return;
+    }
+    await sync().catch((e) => log.error("job end not synced to disk", { kind: job.kind, id: job.id, error: String(e) }));
+  };
+
+  /** Puts back jobs a crash left running (once per start) and records the ends the database refused before. */
+  const catchUp = () => {
+    if (!reclaimed) {
+      db.update(jobs).set({ status: "queued", updatedAt: new Date(clock.now()) }).where(eq(jobs.status, "running")).run();
+      reclaimed = true;
+    }
+    while (unrecorded.length > 0) {
+      const { job, reg, failure } = unrecorded[0]!;
+      end(job, reg, failure);
+      unrecorded.shift();
+    }
   };
 
   const end = (job: JobRow, reg: Registration, failure?: { error: unknown }) => {
@@ -127,8 +162,23 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
     if (final) log.warn("job failed", { kind: job.kind, id: job.id, error: message });
   };
 
+  /** Claims and starts what is due; a write the database refuses waits out a growing delay instead of throwing. */
   const pump = () => {
     if (!started) return;
+    clearTimeout(timer);
+    let delay = pollMs;
+    try {
+      catchUp();
+      claimDue();
+      trouble.ok();
+    } catch (e) {
+      delay = trouble.failed(e);
+    }
+    timer = setTimeout(pump, delay);
+    timer.unref?.();
+  };
+
+  const claimDue = () => {
     for (const [kind, reg] of kinds) {
       while (busy(kind) < reg.concurrency) {
         const job = claim(kind, reg.perGroup);
@@ -144,8 +194,6 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
           try {
             // A job stopped by shutdown stays `running`; the next start puts it back in the queue.
             if (!abort.signal.aborted) await finish(job, reg, failure);
-          } catch (e) {
-            log.error("job end not recorded", { kind: job.kind, id: job.id, error: String(e) });
           } finally {
             running.delete(job.id);
             queueMicrotask(pump);
@@ -159,9 +207,6 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
       idleWaiters = [];
       waiters.forEach((w) => w());
     }
-    clearTimeout(timer);
-    timer = setTimeout(pump, IDLE_POLL_MS);
-    timer.unref?.();
   };
 
   const hasDue = () =>
@@ -204,8 +249,9 @@ export function createJobQueue({ db, clock, log, sync }: { db: Db; clock: Clock;
     name: "jobs",
 
     start() {
-      // Jobs a crash or kill left `running` were never finished: run them again.
-      db.update(jobs).set({ status: "queued", updatedAt: new Date(clock.now()) }).where(eq(jobs.status, "running")).run();
+      // Jobs a crash or kill left `running` were never finished: run them again (catchUp, in the
+      // first pump, so a database that refuses writes at start delays it instead of stopping Hearth).
+      reclaimed = false;
       started = true;
       pump();
     },

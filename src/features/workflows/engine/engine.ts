@@ -1,10 +1,13 @@
 // The in-process workflow engine: queues executions per workspace under a concurrency cap, keeps
 // one runner per execution in progress, wakes durable timers from the injected clock, resumes
-// what a crash interrupted, and carries out stop, pause, continue and approvals.
+// what a crash interrupted, and carries out stop, pause, continue and approvals. A write the
+// database refuses (a full disk) never ends the process: the engine backs off, logs the run of
+// failures once, and takes up the executions it had to let go once writes work again.
 import { and, asc, count, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
+import { failureRun, storageFailure } from "../../../platform/db/write-failures";
 import { conflict, notFound } from "../../../platform/errors";
 import type { Graph } from "../model";
 import type { NodeRegistry } from "../nodes/node-type";
@@ -55,7 +58,17 @@ export function createWorkflowEngine(deps: EngineDeps) {
   const runners = new Map<string, ExecutionRunner>();
   const exitListeners = new Set<(execution: ExecutionRow) => void>();
   let started = false;
+  /** Whether start() could put back the nodes a crash left running (a full disk at start: the tick tries again). */
+  let resumed = false;
   let timer: ReturnType<typeof setInterval> | undefined;
+  const trouble = failureRun(deps.log, "workflow engine");
+  /** No tick before this (clock ms): backing off after a failed write. */
+  let retryAt = 0;
+  /**
+   * Executions whose runner let go after a failed write: their rows are as the last commit left
+   * them, so they are taken up as a start takes up what a crash left (nodes found running run again).
+   */
+  const lost = new Set<string>();
 
   // The tick's queries run four times a second, loaded or idle: built once.
   const runningPerWorkspace = db
@@ -93,22 +106,80 @@ export function createWorkflowEngine(deps: EngineDeps) {
     return v.graph;
   };
 
+  /** A failed write in the background: waits out a growing delay before the next tick (logged once per run). */
+  const failed = (e: unknown) => {
+    retryAt = clock.now() + trouble.failed(e);
+  };
+
   const onExit = (runner: ExecutionRunner) => {
     if (runners.get(runner.id) === runner) runners.delete(runner.id);
-    const row = getRow(runner.id);
-    if (row) for (const l of exitListeners) l(row);
+    try {
+      const row = getRow(runner.id);
+      for (const l of row ? exitListeners : []) {
+        try {
+          l(row!);
+        } catch (e) {
+          deps.log.error("workflow.exit_listener_failed", { execution: runner.id, error: String(e) });
+        }
+      }
+    } catch (e) {
+      failed(e);
+    }
     queueMicrotask(pump);
+  };
+
+  const onLost = (runner: ExecutionRunner, e: unknown) => {
+    if (runners.get(runner.id) === runner) runners.delete(runner.id);
+    lost.add(runner.id);
+    if (storageFailure(e)) failed(e);
+    else deps.log.error("workflow.record_failed", { execution: runner.id, error: String(e) });
+  };
+
+  /** Puts lost executions' nodes left running back to pending, as start() does after a crash. */
+  const reclaim = (ids: string[]) => {
+    for (let i = 0; i < ids.length; i += 500) {
+      db.update(nodeRuns).set({ status: "pending" }).where(and(inArray(nodeRuns.executionId, ids.slice(i, i + 500)), eq(nodeRuns.status, "running"))).run();
+    }
+    ids.forEach((id) => lost.delete(id));
   };
 
   const load = (id: string): ExecutionRunner => {
     const existing = runners.get(id);
     if (existing) return existing;
+    if (lost.has(id)) reclaim([id]);
     const exec = getRow(id);
     if (!exec) throw notFound("Execution");
     const runs = db.select().from(nodeRuns).where(eq(nodeRuns.executionId, id)).all();
-    const runner = new ExecutionRunner({ ...deps, onExit }, exec, graphOf(exec), runs);
+    const runner = new ExecutionRunner({ ...deps, onExit, onLost }, exec, graphOf(exec), runs);
     runners.set(id, runner);
     return runner;
+  };
+
+  /** Takes up what a crash (once per start) or a failed write left: nodes found running run again. */
+  const resume = () => {
+    if (!resumed) {
+      const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(inArray(workflowExecutions.status, ["running", "paused", "waiting"]));
+      db.update(nodeRuns).set({ status: "pending" }).where(and(eq(nodeRuns.status, "running"), inArray(nodeRuns.executionId, open))).run();
+      resumed = true;
+      // Through `lost`, so those not reached when a write fails halfway are taken up by a later tick.
+      for (const { id } of db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(eq(workflowExecutions.status, "running")).all()) lost.add(id);
+    }
+    for (const id of lost) if (runners.has(id)) lost.delete(id);
+    const ids = [...lost];
+    reclaim(ids);
+    // A runner that cannot write lets go again by itself (onLost); one that cannot be loaded stays lost with those after it.
+    for (const [i, id] of ids.entries()) {
+      try {
+        if (getRow(id)?.status === "running") load(id).advance();
+      } catch (e) {
+        if (!storageFailure(e)) {
+          deps.log.error("workflow.resume_failed", { execution: id, error: String(e) });
+          continue;
+        }
+        ids.slice(i).forEach((x) => lost.add(x));
+        throw e;
+      }
+    }
   };
 
   const setStatus = (id: string, status: ExecutionStatus, extra: Partial<ExecutionRow> = {}) => {
@@ -122,34 +193,61 @@ export function createWorkflowEngine(deps: EngineDeps) {
   /** Starts queued executions, oldest first, while their workspace is under its cap. */
   function pump() {
     if (!started) return;
-    const busy = new Map(runningPerWorkspace.all().map((r) => [r.productId, r.n]));
-    const queued = oldestQueued.all();
-    for (const q of queued) {
-      const n = busy.get(q.productId) ?? 0;
-      if (n >= deps.concurrency) continue;
-      busy.set(q.productId, n + 1);
-      // One queued again for a slot (continued, approved, woken) keeps when it first started.
-      setStatus(q.id, "running", { startedAt: q.startedAt ?? new Date(clock.now()) });
-      load(q.id).resume();
+    try {
+      const busy = new Map(runningPerWorkspace.all().map((r) => [r.productId, r.n]));
+      const queued = oldestQueued.all();
+      for (const q of queued) {
+        const n = busy.get(q.productId) ?? 0;
+        if (n >= deps.concurrency) continue;
+        busy.set(q.productId, n + 1);
+        // One queued again for a slot (continued, approved, woken) keeps when it first started.
+        setStatus(q.id, "running", { startedAt: q.startedAt ?? new Date(clock.now()) });
+        try {
+          load(q.id).resume();
+        } catch (e) {
+          if (!storageFailure(e)) {
+            deps.log.error("workflow.resume_failed", { execution: q.id, error: String(e) });
+            continue;
+          }
+          // Running without a runner: taken up by the next tick that can write.
+          lost.add(q.id);
+          throw e;
+        }
+      }
+    } catch (e) {
+      if (storageFailure(e)) failed(e);
+      else deps.log.error("workflow.pump_failed", { error: String(e) });
     }
   }
 
   /** Whether the workspace runs as many executions as it may: one that would go on waits queued instead. */
   const full = (productId: string) => (runningIn.get({ productId })?.n ?? 0) >= deps.concurrency;
 
-  /** Ends due timers and retry backoffs of executions in progress. */
+  /**
+   * Takes up lost executions, ends due timers and retry backoffs of executions in progress, starts
+   * queued ones. Never throws (it runs from a timer): a failed write backs off instead.
+   */
   function tick() {
-    if (!started) return;
-    const due = dueExecutions.all({ now: clock.now() });
-    for (const { id } of due) {
-      try {
-        const runner = load(id);
-        runner.wakeDue(runner.status === "waiting" && full(runner.productId));
-      } catch (e) {
-        deps.log.error("workflow.wake_failed", { execution: id, error: String(e) });
+    if (!started || clock.now() < retryAt) return;
+    const failures = trouble.failures;
+    try {
+      resume();
+      const due = dueExecutions.all({ now: clock.now() });
+      for (const { id } of due) {
+        try {
+          const runner = load(id);
+          runner.wakeDue(runner.status === "waiting" && full(runner.productId));
+        } catch (e) {
+          if (storageFailure(e)) throw e;
+          deps.log.error("workflow.wake_failed", { execution: id, error: String(e) });
+        }
       }
+      pump();
+    } catch (e) {
+      failed(e);
     }
-    pump();
+    // Over once every lost execution is taken up and nothing failed meanwhile.
+    if (trouble.failures === failures && lost.size === 0) trouble.ok();
   }
 
   const requireRow = (id: string) => {
@@ -197,17 +295,11 @@ export function createWorkflowEngine(deps: EngineDeps) {
     tick,
 
     start() {
-      // Nodes a crash left running never finished: they run again (same idempotency key).
-      const open = db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(inArray(workflowExecutions.status, ["running", "paused", "waiting"]));
-      db.update(nodeRuns).set({ status: "pending" }).where(and(eq(nodeRuns.status, "running"), inArray(nodeRuns.executionId, open))).run();
+      // Nodes a crash left running never finished: they run again (same idempotency key), from
+      // the first tick (which backs off while the database refuses writes).
+      resumed = false;
+      retryAt = 0;
       started = true;
-      for (const { id } of db.select({ id: workflowExecutions.id }).from(workflowExecutions).where(eq(workflowExecutions.status, "running")).all()) {
-        try {
-          load(id).advance();
-        } catch (e) {
-          deps.log.error("workflow.resume_failed", { execution: id, error: String(e) });
-        }
-      }
       tick();
       timer = setInterval(tick, TICK_MS);
       timer.unref?.();
@@ -219,6 +311,8 @@ export function createWorkflowEngine(deps: EngineDeps) {
       clearInterval(timer);
       for (const r of runners.values()) r.shutdown();
       runners.clear();
+      // The next start takes up every execution in progress anyway.
+      lost.clear();
     },
 
     pause(id: string) {

@@ -1,10 +1,12 @@
 // Runs one execution: starts every node whose predecessors are settled (branches in parallel),
 // commits each node's result before its successors start, retries with backoff, and settles the
 // execution as waiting, paused or ended. Knows node types only through the registry; a node is
-// called by invoke.ts.
+// called by invoke.ts. A write the database refuses (a full disk) makes the runner let go of its
+// execution, which the engine takes up again from what was committed once writes work.
 import type { Db } from "../../../platform/db/database";
 import type { Clock } from "../../../platform/clock";
 import type { Logger } from "../../../platform/log";
+import { storageFailure } from "../../../platform/db/write-failures";
 import type { Graph, GraphNodeDef } from "../model";
 import type { NodeRegistry } from "../nodes/node-type";
 import type { nodeRuns, workflowExecutions, ExecutionStatus } from "../table";
@@ -27,6 +29,8 @@ export interface RunnerDeps {
   events: EventLog;
   organizationOf(productId: string): string | undefined;
   onExit(runner: ExecutionRunner): void;
+  /** The runner let go of its execution after a failed write (instead of onExit): it must be taken up again. */
+  onLost(runner: ExecutionRunner, error: unknown): void;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -74,7 +78,10 @@ export class ExecutionRunner {
     return this.exec.status;
   }
 
-  /** Starts what is ready; when nothing runs any more, settles the execution's status. */
+  /**
+   * Starts what is ready; when nothing runs any more, settles the execution's status. Never throws:
+   * it runs from timers and after nodes, so a failed write lets go of the execution instead.
+   */
   advance(): void {
     if (this.ended || this.advancing) return;
     this.advancing = true;
@@ -93,6 +100,8 @@ export class ExecutionRunner {
         }
       }
       if (this.active.size === 0) this.settle();
+    } catch (e) {
+      this.abandon(e);
     } finally {
       this.advancing = false;
     }
@@ -133,7 +142,7 @@ export class ExecutionRunner {
     const abort = new AbortController();
     this.active.set(run.nodeId, abort);
     void this.execute(run, def, abort, now)
-      .catch((e) => this.abandon(run, e))
+      .catch((e) => this.abandon(e))
       .finally(() => {
         this.active.delete(run.nodeId);
         // A macrotask, not a microtask: a chain of quick nodes (transforms resolve in microtasks)
@@ -142,6 +151,7 @@ export class ExecutionRunner {
       });
   }
 
+  /** Rejects only when the execution's state could not be written (then launch lets go of it). */
   private async execute(run: NodeRunRow, def: GraphNodeDef, abort: AbortController, startedAt: number) {
     try {
       const organizationId = this.deps.organizationOf(this.exec.productId) ?? "";
@@ -151,6 +161,8 @@ export class ExecutionRunner {
       await this.commitResult(run, outcome.output, outcome.branch ?? null, startedAt);
     } catch (e) {
       if (this.ended || this.shuttingDown) return;
+      // The disk, not the node: the node runs again once the execution is taken up again.
+      if (storageFailure(e)) throw e;
       const error = abort.signal.aborted && abort.signal.reason instanceof Error ? abort.signal.reason : (e as Error);
       this.fail(run, def, error, startedAt);
     }
@@ -235,8 +247,11 @@ export class ExecutionRunner {
     if (!run || run.status !== "waiting") return false;
     const started = run.startedAt?.getTime() ?? this.deps.clock.now();
     if (queued) this.held = true;
-    this.setStatus(queued ? "queued" : "running");
-    this.succeed(run, output, null, started);
+    // Memory changed before a write failed: this runner lets go, the caller hears of the failure.
+    this.orLetGo(() => {
+      this.setStatus(queued ? "queued" : "running");
+      this.succeed(run, output, null, started);
+    });
     this.advance();
     return true;
   }
@@ -303,22 +318,31 @@ export class ExecutionRunner {
     const cut = status === "stopped" ? "the execution was stopped" : "another node failed";
     const running = [...this.runs.values()].filter((r) => r.status === "running").map((r) => r.id);
     this.exec.status = status;
-    this.records.finished({ status, output, error, cut, at: new Date(this.deps.clock.now()), running });
+    this.orLetGo(() => this.records.finished({ status, output, error, cut, at: new Date(this.deps.clock.now()), running }));
     this.deps.events.forget(this.id);
     this.deps.onExit(this);
   }
 
+  /** Runs `write`; when it throws, lets go of the execution and rethrows (so a request hears of it). */
+  private orLetGo(write: () => void) {
+    try {
+      write();
+    } catch (e) {
+      this.abandon(e);
+      throw e;
+    }
+  }
+
   /**
-   * Writing a node's outcome failed (a full disk, or rows deleted under a running node): this
-   * runner lets go of the execution as a shutdown does, so the next start takes it up again from
-   * what was committed; Hearth itself goes on.
+   * Writing the execution's state failed (a full disk, or rows deleted under a running node): this
+   * runner lets go of the execution as a shutdown does, and the engine takes it up again from what
+   * was committed (onLost); Hearth itself goes on.
    */
-  private abandon(run: NodeRunRow, e: unknown) {
-    this.deps.log.error("workflow.node_record_failed", { execution: this.id, node: run.nodeId, error: String(e) });
+  private abandon(e: unknown) {
     if (this.abandoned) return;
     this.abandoned = true;
     this.shutdown();
-    this.deps.onExit(this);
+    this.deps.onLost(this, e);
   }
 
   /** Shutdown: running nodes are aborted and left "running", so the next start runs them again. */
