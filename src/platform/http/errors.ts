@@ -1,10 +1,17 @@
 // Maps every failure to the envelope of DESIGN.md: AppError first, then Elysia's own codes.
 import { Elysia, ValidationError } from "elysia";
-import { AppError, errorBody, invalid, noSuchEndpoint, unprocessable, unsupportedMedia } from "../errors";
+import { AppError, errorBody, invalid, noSuchEndpoint, unavailable, unprocessable, unsupportedMedia } from "../errors";
+import { STORAGE_FAILURE_MESSAGES, storageFailure, writeFailures } from "../db/write-failures";
 import type { Logger } from "../log";
 import { problemText } from "../validator";
 import { settleRequest } from "./request-meta";
 import { bodyLeftUnread } from "./body";
+
+/**
+ * A full or failing disk answers 503 with Retry-After (what a client or webhook sender already waits
+ * out) and a message a person can act on; not 507, which clients treat as final.
+ */
+const STORAGE_RETRY_AFTER_S = 60;
 
 function json(status: number, body: unknown, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
@@ -45,13 +52,18 @@ export function toAppError(code: string | number, error: unknown): AppError {
   if (typeof code === "number" && code >= 400 && code < 500) {
     return new AppError(code, code === 404 ? "NotFound" : "ValidationError", (error as Error)?.message || "Request failed");
   }
+  const storage = storageFailure(error);
+  if (storage) return unavailable(STORAGE_FAILURE_MESSAGES[storage], STORAGE_RETRY_AFTER_S);
   return new AppError(500, "InternalError", "Something went wrong on our side; retry in a few seconds");
 }
 
 export function errorHandler(log: Logger) {
   return new Elysia({ name: "hearth-errors" }).onError({ as: "global" }, async ({ code, error, set, request }) => {
     let appError = toAppError(code, error);
-    if (appError.status >= 500) {
+    if (storageFailure(error)) {
+      // A full disk fails every write: logged when that begins, not once per request.
+      if (writeFailures.note(error)) log.error("request failed: the database cannot be written", { method: request.method, url: request.url, error: String(error) });
+    } else if (appError.status >= 500) {
       log.error("request failed", { method: request.method, url: request.url, error: String((error as Error)?.stack ?? error) });
     }
     try {
@@ -59,6 +71,7 @@ export function errorHandler(log: Logger) {
     } catch (e) {
       // Its audit row could not be written (logged there): the request is not acknowledged.
       appError = toAppError("UNKNOWN", e);
+      if (storageFailure(e)) writeFailures.note(e);
     }
     set.status = appError.status;
     const headers: Record<string, string> = {};
