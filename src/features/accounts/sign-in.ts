@@ -1,6 +1,8 @@
 // Sign-in with password: both throttles, the password check, and the security trail.
 import { forbidden, tooManyRequests, unauthorized } from "../../platform/errors";
-import type { ActivityService } from "../activity/service";
+import { createLogger, type Logger } from "../../platform/log";
+import { storageFailure, writeFailures } from "../../platform/db/write-failures";
+import type { ActivityEvent, ActivityService } from "../activity/service";
 import { createLoginThrottle } from "./login-throttle";
 import type { AccountsService, UserRow } from "./service";
 
@@ -18,18 +20,33 @@ export interface SignInAttempt {
  * budgets, so a stolen session cannot guess the password at speed either. A wrong current password
  * is 403 (the session itself is fine).
  */
-export function createSignIn({ accounts, activity, now }: { accounts: AccountsService; activity: ActivityService; now: () => number }) {
+export function createSignIn({ accounts, activity, now, log = createLogger() }: { accounts: AccountsService; activity: ActivityService; now: () => number; log?: Pick<Logger, "error"> }) {
   const throttle = createLoginThrottle(now);
+
+  /**
+   * The trail row of a sign-in. A database that refuses it (a full disk) must not lock everyone
+   * out, the operator who would free the space first: the sign-in goes on, the lost row is logged.
+   * (The throttles count in memory either way.)
+   */
+  const trail = (event: ActivityEvent) => {
+    try {
+      activity.record(event);
+      writeFailures.cleared();
+    } catch (e) {
+      if (storageFailure(e)) writeFailures.note(e);
+      log.error("sign-in not recorded in the security trail", { action: event.action, email: event.detail ?? null, user: event.actorUserId ?? null, ip: event.ipAddress, error: String(e) });
+    }
+  };
 
   const signIn = async (a: SignInAttempt, refuse = () => unauthorized("Wrong email or password")): Promise<UserRow> => {
     const email = a.email.trim().slice(0, 320).toLowerCase();
     const address = a.ipAddress ?? "unknown";
-    const trail = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email };
+    const facts = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email };
 
     const refusal = throttle.accountRefusal(email);
     if (refusal.retryAfter > 0) {
       // Recorded once per window: a flood of refused attempts must not flood the trail.
-      if (refusal.first) activity.record({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...trail });
+      if (refusal.first) trail({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...facts });
       throw tooManyRequests(`Too many failed sign-ins for this account; retry in ${refusal.retryAfter} s`, { "retry-after": String(refusal.retryAfter) });
     }
     const wait = throttle.delayMs(address);
@@ -42,7 +59,7 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
     if (!user) {
       // Filed under the account's organization, so its admins see guessing; unknown emails under none.
       const refusal = refuse();
-      activity.record({ action: "login_failed", organizationId, statusCode: refusal.status, ...trail });
+      trail({ action: "login_failed", organizationId, statusCode: refusal.status, ...facts });
       throw refusal;
     }
     throttle.succeeded(reservation);
@@ -52,7 +69,7 @@ export function createSignIn({ accounts, activity, now }: { accounts: AccountsSe
   return {
     async signIn(a: SignInAttempt): Promise<UserRow> {
       const user = await signIn(a);
-      activity.record({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent });
+      trail({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent });
       return user;
     },
     /** The signed-in user's current password, checked like a sign-in (its failures count alike). */
