@@ -9,6 +9,7 @@ import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { Logger } from "../log";
 import { workerUrl } from "../native";
+import { storageFailure, writeFailures } from "./write-failures";
 
 /** WAL pages at which a connection checkpoints by itself (the worker normally got there first). */
 export const FALLBACK_AUTOCHECKPOINT_PAGES = 16_000;
@@ -38,6 +39,25 @@ export interface CheckpointerOptions {
   quietStopMs?: number;
 }
 
+type WorkerReport = { op: "checkpointed" | "failed" | "stopped"; error?: string };
+
+/**
+ * What the worker's reports log. It tries every 250 ms, so a full disk is logged when checkpoints
+ * start failing and when one works again, not four times a second (~345,000 lines a day).
+ */
+export function checkpointReports(log: Pick<Logger, "warn">): (report: WorkerReport) => void {
+  let failures = 0;
+  return ({ op, error }) => {
+    if (op === "failed") {
+      if (failures++ === 0) log.warn("checkpoint failed; retrying, logged again when one works", { error });
+      if (storageFailure({ message: error })) writeFailures.note({ message: error });
+    } else if (op === "checkpointed" && failures > 0) {
+      log.warn("checkpoint works again", { failed_attempts: failures });
+      failures = 0;
+    }
+  };
+}
+
 export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: CheckpointerOptions = {}): Checkpointer {
   const watchMs = o.watchMs ?? WATCH_MS;
   const quietStopMs = o.quietStopMs ?? QUIET_STOP_MS;
@@ -55,11 +75,11 @@ export function startCheckpointer(dbPath: string, log: Pick<Logger, "warn">, o: 
     }
   };
 
+  const report = checkpointReports(log);
+
   const startWorker = () => {
     const w = new Worker(url, { smol: true });
-    w.onmessage = (ev: MessageEvent<{ op: string; error?: string }>) => {
-      if (ev.data.op === "failed") log.warn("checkpoint failed", { error: ev.data.error });
-    };
+    w.onmessage = (ev: MessageEvent<WorkerReport>) => report(ev.data);
     w.onerror = (ev) => {
       log.warn("checkpoint worker failed; connections checkpoint by themselves", { error: ev.message });
       if (worker === w) worker = undefined;

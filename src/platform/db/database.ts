@@ -1,7 +1,8 @@
 // Opens Hearth's one SQLite file: pragmas, the single-instance lock, sqlite-vec, drizzle.
 import { Database } from "bun:sqlite";
 import { mkdirSync, writeFileSync, readFileSync, accessSync, constants, chmodSync, closeSync, existsSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { statfs } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { getLoadablePath } from "sqlite-vec";
 import { nativePath } from "../native";
@@ -9,6 +10,7 @@ import { ConfigError } from "../config";
 import type { Logger } from "../log";
 import type { Part } from "../parts";
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from "./checkpointer";
+import { writeFailures } from "./write-failures";
 
 // With its connection (`$client`), for the few hot statements that skip the query builder.
 export type Db = BunSQLiteDatabase & { $client: Database };
@@ -34,14 +36,44 @@ export function privateFile(path: string): void {
   chmodSync(path, 0o600);
 }
 
-/** The database as a part of Hearth (platform/parts.ts): /health asks it a query. */
-export function databasePart(sqlite: Database): Part {
+/** Below this much free space on the data dir's disk the database is reported unavailable (SQLite refuses writes near it). */
+export const DISK_FULL_BYTES = 8 * 1024 * 1024;
+/** Below this much, /health says so beside `ok`. */
+export const DISK_LOW_BYTES = 256 * 1024 * 1024;
+/** /health is not limited: the free space it reports is read at most this often. */
+const FREE_SPACE_TTL_MS = 1000;
+
+/** Bytes an unprivileged process may still write on the file system holding `dir`. */
+export async function freeBytesOf(dir: string): Promise<number> {
+  const s = await statfs(dir);
+  return s.bavail * s.bsize;
+}
+
+const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/**
+ * The database as a part of Hearth (platform/parts.ts). /health asks it a query, and since a query
+ * reads and a full disk refuses only writes, also the free space of its disk and whether a write
+ * failed within the last minute with none working since (platform/db/write-failures.ts).
+ */
+export function databasePart(sqlite: Database, { freeBytes = freeBytesOf }: { freeBytes?: (dir: string) => Promise<number> } = {}): Part {
+  const dir = dirname(sqlite.filename);
+  let free: { bytes: number | undefined; at: number } | undefined;
+  const freeNow = async () => {
+    const now = performance.now();
+    if (!free || now - free.at > FREE_SPACE_TTL_MS) free = { bytes: await freeBytes(dir).catch(() => undefined), at: now };
+    return free.bytes;
+  };
   return {
     name: "database",
     checks: {
-      database: () => {
+      database: async () => {
         sqlite.query("SELECT 1").get();
-        return { status: "ok" };
+        const bytes = await freeNow();
+        if (bytes !== undefined && bytes < DISK_FULL_BYTES) return { status: "unavailable", reason: `disk full: ${megabytes(bytes)} MB free on the data dir's disk; writes fail until space is freed (delete files or old executions)` };
+        const failed = writeFailures.recent();
+        if (failed) return { status: "unavailable", reason: `writes fail: ${failed.error} (last ${Math.round(failed.agoMs / 1000)} s ago)` };
+        return bytes !== undefined && bytes < DISK_LOW_BYTES ? { status: "ok", detail: `low disk space: ${megabytes(bytes)} MB free on the data dir's disk` } : { status: "ok" };
       },
     },
   };
