@@ -254,7 +254,7 @@ describe("signing in on a full disk", () => {
 });
 
 describe("what a person is told", () => {
-  test("a full or failing disk is a 503 saying what to do; other failures stay a 500", () => {
+  test("a full, failing or damaged disk is a 503 saying what to do; other failures stay a 500", () => {
     const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     const enospc = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
     const ioerr = Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE" });
@@ -262,6 +262,9 @@ describe("what a person is told", () => {
       expect(toAppError("UNKNOWN", e)).toMatchObject({ status: 503, code: "ServiceUnavailable", message: expect.stringContaining("data dir is full"), headers: { "retry-after": "60" } });
     }
     expect(toAppError("UNKNOWN", ioerr)).toMatchObject({ status: 503, message: expect.stringContaining("cannot write its database: disk I/O error") });
+    // What SQLite reports of the pages it read once the disk answered EIO.
+    const malformed = Object.assign(new Error("database disk image is malformed"), { code: "SQLITE_CORRUPT" });
+    expect(toAppError("UNKNOWN", malformed)).toMatchObject({ status: 503, message: expect.stringContaining("the data dir's disk is failing or the file is damaged") });
     expect(toAppError("UNKNOWN", new Error("no such table: x"))).toMatchObject({ status: 500, code: "InternalError" });
   });
 

@@ -3,15 +3,19 @@
 // /health. One Hearth holds a data dir per process (its lock), so the record is the process's.
 import type { Logger } from "../log";
 
-export type StorageFailure = "full" | "io";
+export type StorageFailure = "full" | "io" | "damaged";
 
-/** Whether `e` says the data dir's disk is full or failing (SQLite's code or message, or the OS's). */
+/**
+ * Whether `e` says the data dir's disk is full or failing (SQLite's code or message, or the OS's).
+ * "damaged": after a failed read or write (EIO), SQLite reports the pages it got as malformed.
+ */
 export function storageFailure(e: unknown): StorageFailure | undefined {
   const err = e as { code?: unknown; message?: unknown } | null | undefined;
   const code = typeof err?.code === "string" ? err.code : "";
   const message = typeof err?.message === "string" ? err.message : String(e);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "EDQUOT" || /database or disk is full|no space left on device/i.test(message)) return "full";
   if (code.startsWith("SQLITE_IOERR") || code === "EIO" || /disk I\/O error/i.test(message)) return "io";
+  if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB" || /database disk image is malformed|file is not a database/i.test(message)) return "damaged";
   return undefined;
 }
 
@@ -19,6 +23,7 @@ export function storageFailure(e: unknown): StorageFailure | undefined {
 export const STORAGE_FAILURE_MESSAGES: Record<StorageFailure, string> = {
   full: "The disk of Hearth's data dir is full: free space there (delete files, or old executions and knowledge files), then retry",
   io: "Hearth cannot write its database: disk I/O error on the data dir's disk; check the disk (the system log names it), then retry",
+  damaged: "Hearth cannot read its database: the data dir's disk is failing or the file is damaged; check the disk (the system log names it), then restart Hearth, or restore a backup (README: Backup and restore)",
 };
 
 /** How long a failed write keeps /health's database check unavailable when no write has worked since. */
