@@ -128,11 +128,15 @@ export function createWorkflowEngine(deps: EngineDeps) {
     queueMicrotask(pump);
   };
 
+  /**
+   * A runner let go after a failed write. The disk's failure: taken up again once writes work.
+   * Any other (rows deleted under a running node) would fail again at once: left to the next start.
+   */
   const onLost = (runner: ExecutionRunner, e: unknown) => {
     if (runners.get(runner.id) === runner) runners.delete(runner.id);
+    if (!storageFailure(e)) return deps.log.error("workflow.record_failed", { execution: runner.id, error: String(e) });
     lost.add(runner.id);
-    if (storageFailure(e)) failed(e);
-    else deps.log.error("workflow.record_failed", { execution: runner.id, error: String(e) });
+    failed(e);
   };
 
   /** Puts lost executions' nodes left running back to pending, as start() does after a crash. */
