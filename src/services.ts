@@ -151,7 +151,9 @@ export async function createServices({ config, storage, clock = systemClock, log
     recordOverride: (use) =>
       activity.record({
         action: "organization_override",
-        organizationId: use.targetOrganizationId,
+        // A super admin's override is the target's to see; anyone else's refused attempt is their
+        // own organization's (whose admins should know; the target learns nothing of them).
+        organizationId: use.actor.isSuperAdmin ? use.targetOrganizationId : use.actor.homeOrganizationId,
         actorUserId: use.actor.userId,
         targetOrganizationId: use.targetOrganizationId,
         method: use.method,

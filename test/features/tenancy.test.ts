@@ -212,9 +212,11 @@ describe("X-Organization-Id", () => {
     const r = await h.call("GET", "/api/products", { token: other.jwt, headers: { "x-organization-id": orgId } });
     expect(r.status).toBe(403);
     expect(r.body.error).toBe("Forbidden");
-    // The refused attempt is on the target organization's trail, with its actor.
-    const trail = h.services.activity.list(orgId, "organization_override", 5);
-    expect(trail[0]).toMatchObject({ actorUserId: other.userId, statusCode: 403 });
+    // The refused attempt is on the actor's own organization's trail, whose admins should know; the
+    // target's trail learns nothing of another tenant's users (before: filed there, not at home).
+    const trail = h.services.activity.list(other.orgId, "organization_override", 5);
+    expect(trail[0]).toMatchObject({ actorUserId: other.userId, statusCode: 403, targetOrganizationId: orgId });
+    expect(h.services.activity.list(orgId, "organization_override", 5).some((e) => e.actorUserId === other.userId)).toBe(false);
     expect((await h.call("GET", "/api/products", { token: admin, headers: { "x-organization-id": "nope" } })).status).toBe(400);
     expect((await h.call("GET", "/api/products", { token: admin, headers: { "x-organization-id": crypto.randomUUID() } })).status).toBe(404);
     const t = await h.call("POST", "/api/api-tokens", { token: admin, body: { product_id: defaultWs, token_name: "hdr" } });

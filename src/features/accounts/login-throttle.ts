@@ -9,7 +9,8 @@ export const ACCOUNT_WINDOW_MS = 15 * 60_000;
 /** Keys kept per map; under a flood of distinct emails or addresses the oldest go first. */
 const MAX_KEYS = 50_000;
 
-type Entry = { count: number; first: number; last: number; refused?: boolean };
+/** `version`: an account's session version when its failures began (a new password starts afresh). */
+type Entry = { count: number; first: number; last: number; refused?: boolean; version?: number | null };
 /** One attempt taken from the budgets; `window` is when the account's window it counts in began. */
 export type Reservation = { address: string; email: string; window: number };
 
@@ -17,10 +18,12 @@ export function createLoginThrottle(now: () => number) {
   const byAddress = new Map<string, Entry>();
   const byAccount = new Map<string, Entry>();
 
-  const note = (map: Map<string, Entry>, key: string, stale: (e: Entry) => boolean) => {
+  /** Counts a failure of `key`; its entry starts afresh when stale, or (accounts) when its version is not `version`. */
+  const note = (map: Map<string, Entry>, key: string, stale: (e: Entry) => boolean, version?: number | null) => {
     const e = map.get(key);
     const t = now();
-    const next = e && !stale(e) ? { ...e, count: e.count + 1, last: t } : { count: 1, first: t, last: t };
+    const current = e && !stale(e) && (version === undefined || (e.version ?? null) === version);
+    const next = current ? { ...e, count: e.count + 1, last: t } : { count: 1, first: t, last: t, version };
     map.delete(key); // re-inserted last, so eviction below drops the least recently failed
     map.set(key, next);
     if (map.size > MAX_KEYS) {
@@ -45,9 +48,11 @@ export function createLoginThrottle(now: () => number) {
      * Seconds until this account takes sign-in attempts again (0: now), and whether this is the
      * first refusal of its window (the one the security trail records).
      */
-    accountRefusal(email: string): { retryAfter: number; first: boolean } {
+    accountRefusal(email: string, version: number | null = null): { retryAfter: number; first: boolean } {
       const e = byAccount.get(email);
-      if (!e || accountStale(e) || e.count < ACCOUNT_FAILURE_BUDGET) return { retryAfter: 0, first: false };
+      // The password was set anew since these failures (a reset): they no longer count.
+      if (e && (e.version ?? null) !== version) byAccount.delete(email);
+      if (!e || byAccount.get(email) !== e || accountStale(e) || e.count < ACCOUNT_FAILURE_BUDGET) return { retryAfter: 0, first: false };
       const first = !e.refused;
       e.refused = true;
       return { retryAfter: Math.max(1, Math.ceil((e.first + ACCOUNT_WINDOW_MS - now()) / 1000)), first };
@@ -58,9 +63,9 @@ export function createLoginThrottle(now: () => number) {
      * of concurrent guesses all pass the budget test above before any of them is counted.
      * `succeeded` takes the attempt back.
      */
-    reserve(address: string, email: string): Reservation {
+    reserve(address: string, email: string, version: number | null = null): Reservation {
       note(byAddress, address, addressStale);
-      note(byAccount, email, accountStale);
+      note(byAccount, email, accountStale, version);
       return { address, email, window: byAccount.get(email)!.first };
     },
     /**

@@ -37,7 +37,9 @@ export const Organization = t.Object({ id: Uuid, name: t.String(), created_at: T
 
 export const CreateUserBody = t.Object(
   {
-    email: t.String({ format: "email", maxLength: 320 }),
+    // Any local@domain, as HEARTH_ADMIN_EMAIL takes: the default first owner is admin@localhost,
+    // which the "email" format (a dotted domain) refused, so it could not be added again.
+    email: t.String({ pattern: "^[^\\s@]+@[^\\s@]+$", maxLength: 320, error: "email must be an address of the form name@domain" }),
     password: t.String({ minLength: 8, maxLength: 1024 }),
     name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     role: Role,

@@ -83,10 +83,10 @@ export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthP
       "/api/auth/password",
       async ({ principal, body, request, sessionJwt }) => {
         const user = accounts.getUser(principal.userId);
-        if (!user) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+        if (!user || principal.kind !== "user") throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
         const info = trailInfo(request);
-        await confirmPassword({ email: user.email, password: body.current_password, ...info });
-        const changed = await accounts.changeOwnPassword(user.id, body.new_password, info);
+        await confirmPassword({ email: user.email, password: body.current_password, ...info }, user.id);
+        const changed = await accounts.changeOwnPassword(principal, body.new_password, info);
         const session = await signSession(sessionJwt, changed, clock.now());
         return { success: true as const, message: "Password changed; every other session ended", data: { token: session.token, expires_at: session.expiresAt.toISOString(), user: userView(changed) } };
       },

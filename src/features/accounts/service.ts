@@ -62,7 +62,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
 
   /** An organization the caller may administer (its own, or any for a super admin acting in it). */
   const requireAdminOf = (principal: Principal, organizationId: string): OrganizationRow => {
-    const org = db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+    const org = db.select().from(organizations).where(eq(organizations.id, organizationId.toLowerCase())).get();
     const visible = org && principal.kind === "user" && (principal.organizationId === org.id || principal.isSuperAdmin);
     if (!org || !visible) throw notFound("Organization");
     if (!isOrgAdmin(principal)) throw forbidden("Only owners and admins of the organization may manage its users");
@@ -85,6 +85,27 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
     if (target.isSuperAdmin) throw forbidden(`Only super admins may ${what} a super admin`);
     if ((target.role === "owner" || nextRole === "owner") && principal.role !== "owner") throw forbidden(`Only owners may ${what} an owner`);
   };
+
+  /**
+   * The caller as they are now, after a slow password hash: a role changed or a removal in the
+   * meantime counts (their request was sent with rights they may no longer have).
+   */
+  const asNow = (principal: Principal): Principal => {
+    if (principal.kind !== "user") return principal;
+    const u = getUser(principal.userId);
+    if (!u || u.sessionVersion !== principal.sessionVersion) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
+    return { ...principal, role: u.role, isSuperAdmin: u.isSuperAdmin };
+  };
+
+  /** Refuses a removal that would leave Hearth without a super admin (nobody could create organizations again). */
+  const keepASuperAdmin = (target: UserRow) => {
+    if (!target.isSuperAdmin) return;
+    const left = db.select({ n: count() }).from(users).where(and(eq(users.isSuperAdmin, true), isNull(users.removedAt))).get()?.n ?? 0;
+    if (left <= 1) throw conflict(`${target.email} is Hearth's last super admin and cannot be removed`);
+  };
+
+  /** A user who has not been removed, by email. */
+  const byEmail = (email: string) => db.select().from(users).where(and(eq(users.email, email.trim().toLowerCase()), isNull(users.removedAt))).get();
 
   /** Refuses a change that would leave the organization without an owner. */
   const keepAnOwner = (target: UserRow, what: string) => {
@@ -143,8 +164,10 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       return id;
     },
 
-    organizationOfEmail: (email: string): string | null =>
-      db.select({ organizationId: users.organizationId }).from(users).where(eq(users.email, email.trim().toLowerCase())).get()?.organizationId ?? null,
+    organizationOfEmail: (email: string): string | null => byEmail(email)?.organizationId ?? null,
+
+    /** The session version of the account with this email (null: none); a new password raises it. */
+    sessionVersionOfEmail: (email: string): number | null => byEmail(email)?.sessionVersion ?? null,
 
     hasUsers: () => (db.select({ n: count() }).from(users).get()?.n ?? 0) > 0,
 
@@ -153,7 +176,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
      * account the email names, if any (where the failure is filed).
      */
     async verifyLogin(email: string, password: string): Promise<{ user: UserRow | null; organizationId: string | null }> {
-      const u = db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
+      const u = byEmail(email);
       if (!u) {
         dummyHash ??= Bun.password.hash("not a real password", { algorithm: "argon2id" });
         await Bun.password.verify(password, await dummyHash);
@@ -179,7 +202,12 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       if (input.role === "owner" && principal.kind === "user" && principal.role !== "owner" && !principal.isSuperAdmin) {
         throw forbidden("Only owners may add owners");
       }
-      const row = insertUserRow(organizationId, input, await hashPassword(input.password));
+      const hash = await hashPassword(input.password);
+      // Checked again as the caller is now: demoted or removed while the hash ran, they may not.
+      const caller = asNow(principal);
+      requireAdminOf(caller, organizationId);
+      if (input.role === "owner" && caller.kind === "user" && caller.role !== "owner" && !caller.isSuperAdmin) throw forbidden("Only owners may add owners");
+      const row = insertUserRow(organizationId.toLowerCase(), input, hash);
       trail("user_added", principal.userId, row, info, `${row.email} as ${row.role}`);
       return row;
     },
@@ -193,8 +221,10 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       requireOwnerPowers(principal, target, patch.role, "change");
       if (patch.role !== undefined && patch.role !== target.role) keepAnOwner(target, "changing their role");
       const passwordHash = patch.password === undefined ? undefined : await hashPassword(patch.password);
-      // The hash took a while: the user may have been removed or changed meanwhile.
-      const now = requireMember(principal, organizationId, userId);
+      // The hash took a while: the user, and the caller's own rights, may have changed meanwhile.
+      const caller = passwordHash === undefined ? principal : asNow(principal);
+      const now = requireMember(caller, organizationId, userId);
+      requireOwnerPowers(caller, now, patch.role, "change");
       if (patch.role !== undefined && patch.role !== now.role) keepAnOwner(now, "changing their role");
       const next: Partial<UserRow> = {};
       const changed: string[] = [];
@@ -213,8 +243,18 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
         changed.push("password (sessions ended)");
       }
       if (changed.length === 0) return now;
-      db.update(users).set(next).where(eq(users.id, now.id)).run();
-      if (next.sessionVersion !== undefined) credentialsChanged();
+      // The version raised in SQL: a reset in another process (hearth reset-password) counts too.
+      const { sessionVersion, ...fields } = next;
+      const written = db
+        .update(users)
+        .set({ ...fields, ...(sessionVersion === undefined ? {} : { sessionVersion: sql`${users.sessionVersion} + 1` }) })
+        .where(eq(users.id, now.id))
+        .returning({ sessionVersion: users.sessionVersion })
+        .get();
+      if (sessionVersion !== undefined) {
+        next.sessionVersion = written?.sessionVersion ?? sessionVersion;
+        credentialsChanged();
+      }
       trail("user_updated", principal.userId, now, info, `${now.email}: ${changed.join(", ")}`);
       return { ...now, ...next };
     },
@@ -228,9 +268,10 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
       const target = requireMember(principal, organizationId, userId);
       requireOwnerPowers(principal, target, undefined, "remove");
       keepAnOwner(target, "removing them");
+      keepASuperAdmin(target);
       for (const fn of removing) fn(target.id, info);
       const at = new Date(clock.now());
-      db.update(users).set({ removedAt: at, email: tombstone(target), sessionVersion: target.sessionVersion + 1 }).where(eq(users.id, target.id)).run();
+      db.update(users).set({ removedAt: at, email: tombstone(target), sessionVersion: sql`${users.sessionVersion} + 1` }).where(eq(users.id, target.id)).run();
       credentialsChanged();
       trail("user_removed", principal.userId, target, info, target.email);
     },
@@ -238,13 +279,19 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
     /** Work in a removal's own turn before the user's row changes (tokens revoke theirs). */
     onRemoving: (fn: (userId: string, info: TrailInfo) => void) => void removing.push(fn),
 
-    /** The caller's own new password (the current one already checked): other sessions end; returns the new session version. */
-    async changeOwnPassword(userId: string, newPassword: string, info: TrailInfo): Promise<UserRow> {
+    /**
+     * The caller's own new password (the current one already checked): other sessions end. Written
+     * only if the caller's session still holds: a reset by an admin or the command line while this
+     * one was hashed wins, and this request's session ends with the others (401).
+     */
+    async changeOwnPassword(caller: UserPrincipal, newPassword: string, info: TrailInfo): Promise<UserRow> {
       const hash = await hashPassword(newPassword);
-      const u = getUser(userId);
-      if (!u) throw unauthorized("Invalid or expired session; sign in again at POST /api/auth/login");
-      const next = { passwordHash: hash, sessionVersion: u.sessionVersion + 1 };
-      db.update(users).set(next).where(eq(users.id, u.id)).run();
+      const ended = () => unauthorized("Your sessions ended while the password was being changed (it was reset meanwhile); sign in again at POST /api/auth/login");
+      const u = getUser(caller.userId);
+      if (!u || u.sessionVersion !== caller.sessionVersion) throw ended();
+      const next = { passwordHash: hash, sessionVersion: caller.sessionVersion + 1 };
+      const written = db.update(users).set(next).where(and(eq(users.id, u.id), eq(users.sessionVersion, caller.sessionVersion), isNull(users.removedAt))).returning({ id: users.id }).all();
+      if (written.length === 0) throw ended();
       credentialsChanged();
       trail("password_changed", u.id, u, info, u.email);
       return { ...u, ...next };
@@ -252,10 +299,12 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
 
     /** `hearth reset-password`: a new password for the account with this email, every session ended. */
     async resetPassword(email: string, newPassword: string): Promise<UserRow> {
-      const u = db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
+      const u = byEmail(email);
       if (!u) throw notFound(`User ${email.trim().toLowerCase()}`);
-      const next = { passwordHash: await hashPassword(newPassword), sessionVersion: u.sessionVersion + 1 };
-      db.update(users).set(next).where(eq(users.id, u.id)).run();
+      const passwordHash = await hashPassword(newPassword);
+      // Raised in SQL: a password change that landed while this hashed ends too.
+      const written = db.update(users).set({ passwordHash, sessionVersion: sql`${users.sessionVersion} + 1` }).where(eq(users.id, u.id)).returning({ sessionVersion: users.sessionVersion }).get();
+      const next = { passwordHash, sessionVersion: written?.sessionVersion ?? u.sessionVersion + 1 };
       trail("password_reset", null, u, { method: "CLI", endpoint: "hearth reset-password", ipAddress: null, userAgent: null }, u.email);
       return { ...u, ...next };
     },
@@ -264,6 +313,7 @@ export function createAccountsService({ db, clock, activity }: { db: Db; clock: 
     insertUserRow,
 
     listUsers(principal: Principal, organizationId: string, w: PageWindow) {
+      organizationId = organizationId.toLowerCase();
       const org = db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
       const visible = org && principal.kind === "user" && (principal.organizationId === org.id || principal.isSuperAdmin);
       if (!org || !visible) throw notFound("Organization");

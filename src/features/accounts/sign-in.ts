@@ -38,12 +38,14 @@ export function createSignIn({ accounts, activity, now, log = createLogger() }: 
     }
   };
 
-  const signIn = async (a: SignInAttempt, refuse = () => unauthorized("Wrong email or password")): Promise<UserRow> => {
+  const signIn = async (a: SignInAttempt, refuse = () => unauthorized("Wrong email or password"), actorUserId: string | null = null): Promise<UserRow> => {
     const email = a.email.trim().slice(0, 320).toLowerCase();
     const address = a.ipAddress ?? "unknown";
-    const facts = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email };
+    const facts = { method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent, detail: email, actorUserId };
 
-    const refusal = throttle.accountRefusal(email);
+    // A password set since the window's failures began (hearth reset-password, an admin) lifts
+    // the account's lock: the guesses were against a password that no longer exists.
+    const refusal = throttle.accountRefusal(email, accounts.sessionVersionOfEmail(email));
     if (refusal.retryAfter > 0) {
       // Recorded once per window: a flood of refused attempts must not flood the trail.
       if (refusal.first) trail({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...facts });
@@ -52,7 +54,7 @@ export function createSignIn({ accounts, activity, now, log = createLogger() }: 
     const wait = throttle.delayMs(address);
     // Counted as failed from here (in the same synchronous step as the checks above) until the
     // password proves right, so concurrent guesses cannot all pass the budget before one is counted.
-    const reservation = throttle.reserve(address, email);
+    const reservation = throttle.reserve(address, email, accounts.sessionVersionOfEmail(email));
     if (wait > 0) await Bun.sleep(wait);
 
     const { user, organizationId } = await accounts.verifyLogin(email, a.password);
@@ -72,7 +74,7 @@ export function createSignIn({ accounts, activity, now, log = createLogger() }: 
       trail({ action: "login_succeeded", organizationId: user.organizationId, actorUserId: user.id, statusCode: 200, method: a.method, endpoint: a.endpoint, ipAddress: a.ipAddress, userAgent: a.userAgent });
       return user;
     },
-    /** The signed-in user's current password, checked like a sign-in (its failures count alike). */
-    confirmPassword: (a: SignInAttempt) => signIn(a, () => forbidden("current_password is not your password")),
+    /** The signed-in user's current password, checked like a sign-in (its failures count alike, filed with the user as actor). */
+    confirmPassword: (a: SignInAttempt, userId: string) => signIn(a, () => forbidden("current_password is not your password"), userId),
   };
 }

@@ -183,6 +183,81 @@ describe("removal", () => {
     expect(filtered.body.data.every((e: { action: string }) => e.action === "user_removed")).toBe(true);
   });
 
+  test("the last super admin cannot be removed; an address like admin@localhost can be added", async () => {
+    const superAdmin = (await me(ownerJwt)).body.data.user;
+    await addUser("owner"); // so the last-owner rule is not what refuses
+    const r = await remove(ownerJwt, superAdmin.id);
+    expect(r.status).toBe(409);
+    expect(r.body.message).toMatch(/last super admin/);
+    // Before: the default first owner's kind of address was refused by the email format (422).
+    const local = await h.call("POST", `/api/organizations/${orgId}/users`, { token: ownerJwt, body: { email: "ops@localhost", password: "local-password", role: "member" } });
+    expect(local.status).toBe(201);
+    expect((await h.call("POST", `/api/organizations/${orgId}/users`, { token: ownerJwt, body: { email: "no-at-sign", password: "local-password", role: "member" } })).status).toBe(422);
+  });
+
+  test("a removed user's tombstone address neither signs in nor takes a reset", async () => {
+    const m = await addUser("member");
+    expect((await remove(ownerJwt, m.id)).status).toBe(200);
+    const tomb = `removed:${m.id}:${m.email}`;
+    expect((await h.call("POST", "/api/auth/login", { body: { email: tomb, password: "first-password" } })).status).toBe(401);
+    await expect(h.services.accounts.resetPassword(tomb, "new-password-1")).rejects.toMatchObject({ status: 404 });
+  });
+
+  test("an organization id in capitals names the same organization", async () => {
+    expect((await h.call("GET", `/api/organizations/${orgId.toUpperCase()}/users`, { token: ownerJwt })).status).toBe(200);
+    const m = await addUser("member");
+    expect((await h.call("PUT", `/api/organizations/${orgId.toUpperCase()}/users/${m.id.toUpperCase()}`, { token: ownerJwt, body: { name: "Caps" } })).status).toBe(200);
+  });
+});
+
+describe("races", () => {
+  test("a password change that was hashing when an admin reset the password loses: 401, the reset stands", async () => {
+    const m = await addUser("member");
+    const before = h.services.accounts.principalFor(m.id, 0)!;
+    expect((await put(ownerJwt, m.id, { password: "reset-by-admin" })).status).toBe(200);
+    // The user's change, checked against the session it was sent with (version 0), comes after.
+    const info = { method: "PUT", endpoint: "/api/auth/password", ipAddress: null, userAgent: null };
+    await expect(h.services.accounts.changeOwnPassword(before, "users-own-choice", info)).rejects.toMatchObject({ status: 401 });
+    expect((await h.call("POST", "/api/auth/login", { body: { email: m.email, password: "users-own-choice" } })).status).toBe(401);
+    expect((await me(await h.login(m.email, "reset-by-admin"))).status).toBe(200);
+  });
+
+  test("an owner demoted or removed while their request hashed a password has it refused", async () => {
+    const owner2 = await addUser("owner");
+    const target = await addUser("member");
+    const stale = h.services.accounts.principalFor(owner2.id, 0)!;
+    const info = { method: "PUT", endpoint: "/api/organizations", ipAddress: null, userAgent: null };
+    expect((await put(ownerJwt, owner2.id, { role: "admin" })).status).toBe(200);
+    // Sent as an owner, arriving after the demotion: making an owner is refused (before: applied).
+    await expect(h.services.accounts.updateUser(stale, orgId, target.id, { role: "owner", password: "promoted-pass" }, info)).rejects.toMatchObject({ status: 403 });
+    await expect(h.services.accounts.createUser(stale, orgId, { email: "late-owner@example.test", password: "late-password", role: "owner" }, info)).rejects.toMatchObject({ status: 403 });
+    expect((await remove(ownerJwt, owner2.id)).status).toBe(200);
+    await expect(h.services.accounts.updateUser(stale, orgId, target.id, { password: "changed-by-ghost" }, info)).rejects.toMatchObject({ status: 401 });
+    expect((await me(target.jwt)).status).toBe(200);
+  });
+
+  test("a reset lifts the account's sign-in lock: the guesses were against a password that is gone", async () => {
+    const m = await addUser("member");
+    for (let i = 0; i < 10; i++) {
+      await h.call("POST", "/api/auth/login", { body: { email: m.email, password: `guess-${i}` } });
+      h.clock.advance(10_000);
+    }
+    expect((await h.call("POST", "/api/auth/login", { body: { email: m.email, password: "first-password" } })).status).toBe(429);
+    await h.services.accounts.resetPassword(m.email, "after-the-reset");
+    expect((await h.call("POST", "/api/auth/login", { body: { email: m.email, password: "after-the-reset" } })).status).toBe(200);
+    h.clock.advance(16 * 60_000);
+  }, 30_000);
+
+  test("a wrong current password is filed with the session's user as the actor", async () => {
+    const m = await addUser("member");
+    await h.call("PUT", "/api/auth/password", { token: m.jwt, body: { current_password: "wrong-one", new_password: "whatever-password" } });
+    const failed = (await h.call("GET", `/api/organizations/${orgId}/activity?action=login_failed`, { token: ownerJwt })).body.data.find((e: { detail: string }) => e.detail === m.email);
+    expect(failed).toMatchObject({ actor_user_id: m.id, status_code: 403 });
+    h.clock.advance(16 * 60_000);
+  });
+});
+
+describe("the first owner", () => {
   test("the first owner is still there and signs in", async () => {
     expect((await me(await h.login(ADMIN_EMAIL, ADMIN_PASSWORD))).status).toBe(200);
   });
