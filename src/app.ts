@@ -53,7 +53,7 @@ export function createApp(s: Services) {
     .use(explorer(s.version))
     .use(consoleRoutes(consoleAssets))
     .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
-    .use(accountRoutes({ auth, accounts: s.accounts, activity: s.activity, clock: s.clock }))
+    .use(accountRoutes({ auth, accounts: s.accounts, activity: s.activity, clock: s.clock, log: s.log }))
     .use(workspaceRoutes({ auth, workspaces: s.workspaces }))
     .use(tokenRoutes({ auth, tokens: s.tokens }))
     .use(searchRoutes({ auth, search: s.search, embeddings: s.embeddings }))

@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { signSession, type AuthPlugin } from "../../platform/auth/plugin";
 import type { Clock } from "../../platform/clock";
+import type { Logger } from "../../platform/log";
 import { unauthorized } from "../../platform/errors";
 import { requestMeta } from "../../platform/http/request-meta";
 import { PaginationQuery, pageWindow } from "../../platform/http/pagination";
@@ -34,8 +35,8 @@ const activityView = (a: ActivityRow) => ({
   created_at: a.createdAt.toISOString(),
 });
 
-export function accountRoutes({ auth, accounts, activity, clock }: { auth: AuthPlugin; accounts: AccountsService; activity: ActivityService; clock: Clock }) {
-  const { signIn, confirmPassword } = createSignIn({ accounts, activity, now: () => clock.now() });
+export function accountRoutes({ auth, accounts, activity, clock, log }: { auth: AuthPlugin; accounts: AccountsService; activity: ActivityService; clock: Clock; log: Logger }) {
+  const { signIn, confirmPassword } = createSignIn({ accounts, activity, now: () => clock.now(), log });
   const trailInfo = (request: Request) => {
     const meta = requestMeta(request);
     return { method: meta.method, endpoint: meta.path, ipAddress: meta.ip, userAgent: meta.userAgent };
