@@ -107,7 +107,8 @@ describe.skipIf(Boolean(missing))("console: the assistant and the agent forms", 
     await until(() => historyOf("Explain slowly how restores work"), (m) => m[1]?.status === "complete", 20_000);
     await go("Assistant");
     await conversation().getByText("That is all.").waitFor({ timeout: 3000 });
-    expect(await listed()).toEqual(["Explain slowly how restores work", "Tell me slowly about backups"]);
+    // The list is read again as the screen opens: on a busy machine it may take a moment to come.
+    expect(await until(listed, (l) => l.length === 2, 10_000)).toEqual(["Explain slowly how restores work", "Tell me slowly about backups"]);
     expect(fake.hangUps).toBe(0);
     expect(pageErrors).toEqual([]);
   }, 120_000);
