@@ -220,5 +220,11 @@ async function main(argv: string[]) {
 
 main(process.argv.slice(2)).catch(async (e) => {
   if (e instanceof ConfigError || e instanceof (await import("./platform/db/database")).InstanceLockedError) fail(e.message);
+  // A start on a full or failing disk says so and what to do, like the requests it would answer.
+  const storage = (await import("./platform/db/write-failures")).storageFailure(e);
+  let root = e as { message?: unknown; cause?: unknown };
+  while (root.cause && typeof root.cause === "object") root = root.cause as typeof root; // SQLite's own words, not its wrapper's
+  if (storage === "full") fail(`could not start: the disk of the data dir is full (${String(root.message)}): free space there, then start again`);
+  if (storage === "io") fail(`could not start: disk I/O error on the data dir's disk (${String(root.message)}): check the disk (the system log names it)`);
   fail(`could not start: ${(e as Error).message}`);
 });

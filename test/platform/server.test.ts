@@ -81,6 +81,17 @@ describe("process", () => {
     expect(half.stderr).toContain(`hearth: ${cut} is damaged (SQLite: database disk image is malformed): restore a backup in its place`);
   });
 
+  test("a start whose disk refuses the writes says so in one line", async () => {
+    // Files may not pass 256 KB (ulimit -f; SIGXFSZ ignored, so the write fails instead): the
+    // migration's writes fail as on a failing disk.
+    const dir = tempDir();
+    const p = Bun.spawn(["bash", "-c", `trap '' XFSZ; ulimit -f 256; exec "$0" "$1" serve --port 0`, process.execPath, MAIN], { env: env(dir), stdout: "pipe", stderr: "pipe" });
+    const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+    expect(code).toBe(2);
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).toMatch(/^hearth: could not start: (disk I\/O error on the data dir's disk .*check the disk|the disk of the data dir is full .*free space there)/);
+  }, 30_000);
+
   test("--help and --version", async () => {
     const help = await run(["--help"], process.env);
     expect(help.code).toBe(0);

@@ -44,8 +44,22 @@ export function migrate(db: Db): void {
       );
     }
     // drizzle's dialect.migrate is what its own bun-sqlite migrator calls after reading the folder.
-    const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: unknown };
-    internal.dialect.migrate(migrations, internal.session, {});
+    const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: { run(q: unknown): unknown } };
+    // SQLite rolls the transaction back itself when a write fails (a full or failing disk); drizzle's
+    // ROLLBACK then failed with "no transaction is active", and that error hid the one that mattered.
+    const session = Object.create(internal.session, {
+      run: {
+        value: (q: unknown) => {
+          try {
+            return internal.session.run(q);
+          } catch (e) {
+            if (/no transaction is active/.test(String((e as { cause?: unknown }).cause))) return undefined;
+            throw e;
+          }
+        },
+      },
+    });
+    internal.dialect.migrate(migrations, session, {});
   } catch (e) {
     // A damaged file shows itself here first (the pragmas at open read only its header).
     throw damagedDatabase(e, sqlite.filename) ?? e;

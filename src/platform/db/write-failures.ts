@@ -9,8 +9,11 @@ export type StorageFailure = "full" | "io" | "damaged";
  * Whether `e` says the data dir's disk is full or failing (SQLite's code or message, or the OS's).
  * "damaged": after a failed read or write (EIO), SQLite reports the pages it got as malformed.
  */
-export function storageFailure(e: unknown): StorageFailure | undefined {
-  const err = e as { code?: unknown; message?: unknown } | null | undefined;
+export function storageFailure(e: unknown, depth = 0): StorageFailure | undefined {
+  const err = e as { code?: unknown; message?: unknown; cause?: unknown } | null | undefined;
+  // drizzle wraps SQLite's error ("Failed to run the query 'COMMIT'") with it as the cause.
+  const inner = err?.cause !== undefined && depth < 3 ? storageFailure(err.cause, depth + 1) : undefined;
+  if (inner) return inner;
   const code = typeof err?.code === "string" ? err.code : "";
   const message = typeof err?.message === "string" ? err.message : String(e);
   if (code === "SQLITE_FULL" || code === "ENOSPC" || code === "EDQUOT" || /database or disk is full|no space left on device/i.test(message)) return "full";
