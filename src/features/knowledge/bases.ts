@@ -3,7 +3,7 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { durableCommit } from "../../platform/db/durability";
-import { conflict, notFound } from "../../platform/errors";
+import { conflict, notFound, unprocessable } from "../../platform/errors";
 import { nonBlank } from "../../platform/validator";
 import { knowledgeBases, knowledgeFiles } from "./table";
 import type { ChunkDrain } from "./drain";
@@ -88,8 +88,11 @@ export function createKnowledgeBases({ db, clock, workspaces, embedding, sync }:
         .map((kb) => ({ kb, fileCount: stats.get(kb.id)?.n ?? 0, bytes: Number(stats.get(kb.id)?.bytes ?? 0) }));
     },
 
-    createBase(principal: Principal, input: { productId: string; name: string; description?: string }): KnowledgeBaseRow {
-      const w = workspaces.requireVisible(principal, input.productId);
+    /** A new knowledge base in the named workspace, or the token's own when none is named (as workflows and agents do). */
+    createBase(principal: Principal, input: { productId?: string; name: string; description?: string }): KnowledgeBaseRow {
+      const productId = input.productId ?? (principal.kind === "token" ? principal.productId : undefined);
+      if (!productId) throw unprocessable("product_id is required: the workspace the knowledge base belongs to");
+      const w = workspaces.requireVisible(principal, productId);
       ensureDefault(w.id);
       const name = nonBlank(input.name);
       if (nameTaken(w.id, name)) throw conflict(`This workspace already has a knowledge base named "${name}"`);

@@ -18,7 +18,7 @@ export const KnowledgeBase = t.Object({
 });
 
 export const CreateKnowledgeBaseBody = t.Object(
-  { product_id: Uuid, name: t.String({ minLength: 1, maxLength: 200 }), description: t.Optional(t.Nullable(t.String({ maxLength: 2000 }))) },
+  { product_id: t.Optional(Uuid), name: t.String({ minLength: 1, maxLength: 200 }), description: t.Optional(t.Nullable(t.String({ maxLength: 2000 }))) },
   { additionalProperties: false },
 );
 

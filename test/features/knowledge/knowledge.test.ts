@@ -251,6 +251,12 @@ describe("files", () => {
     expect(dup.status).toBe(409);
     const blank = await h.call("POST", "/api/knowledge-base", { token: jwt, body: { product_id: ws, name: "   " } });
     expect([blank.status, blank.body.message]).toEqual([422, "name must not be blank"]);
+    // A token names no workspace: its own, as workflows and agents take it (before: 422); a session must name one.
+    const token = (await h.call("POST", "/api/api-tokens", { token: jwt, body: { product_id: ws, token_name: "kb maker" } })).body.data.token;
+    const viaToken = await h.call("POST", "/api/knowledge-base", { token, body: { name: "Made by CI" } });
+    expect([viaToken.status, viaToken.body.data?.product_id]).toEqual([201, ws]);
+    const unnamed = await h.call("POST", "/api/knowledge-base", { token: jwt, body: { name: "No workspace" } });
+    expect([unnamed.status, unnamed.body.message]).toEqual([422, "product_id is required: the workspace the knowledge base belongs to"]);
     const blankRename = await h.call("PUT", `/api/knowledge-base/${c.body.data.id}`, { token: jwt, body: { name: "  " } });
     expect([blankRename.status, blankRename.body.message]).toEqual([422, "name must not be blank"]);
     const kb = c.body.data.id;
