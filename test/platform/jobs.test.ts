@@ -83,6 +83,32 @@ describe("job queue", () => {
     await queue.stop();
   });
 
+  test("a failure of the disk (full, I/O error) spends no attempt: the job waits and runs again", async () => {
+    // Before: a disk full for longer than three tries failed uploads for good.
+    const { queue, clock } = await setup();
+    let calls = 0;
+    const failures: string[] = [];
+    queue.register(
+      FLAKY,
+      async () => {
+        calls++;
+        if (calls <= 5) throw Object.assign(new Error(calls % 2 ? "database or disk is full" : "disk I/O error"), { code: calls % 2 ? "SQLITE_FULL" : "SQLITE_IOERR_WRITE" });
+      },
+      { onFailed: (_p, e) => failures.push(e) },
+    );
+    const id = queue.enqueue(FLAKY, {}, { maxAttempts: 2 });
+    queue.start();
+    for (let i = 0; i < 6; i++) {
+      await queue.idle();
+      clock.advance(30_000);
+    }
+    await queue.idle();
+    expect(calls).toBe(6);
+    expect(queue.get(id)).toMatchObject({ status: "done", attempts: 1 });
+    expect(failures).toEqual([]);
+    await queue.stop();
+  });
+
   test("a permanent error fails at once", async () => {
     const { queue } = await setup();
     queue.register(BAD, async () => {

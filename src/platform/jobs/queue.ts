@@ -10,7 +10,7 @@ import type { Db } from "../db/database";
 import type { Clock } from "../clock";
 import type { Logger } from "../log";
 import { relaxed } from "../db/durability";
-import { failureRun } from "../db/write-failures";
+import { failureRun, storageFailure } from "../db/write-failures";
 import { jobs } from "./table";
 import { jobStatements } from "./statements";
 
@@ -53,6 +53,8 @@ interface Registration {
 
 const IDLE_POLL_MS = 1000;
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
+/** When a job the disk failed (full, I/O error) runs again; its attempt is not spent. */
+const STORAGE_RETRY_MS = 30_000;
 
 /**
  * `sync` makes every commit so far durable off the event loop (platform/db/durability.ts); without
@@ -147,6 +149,12 @@ export function createJobQueue({ db, clock, log, sync, pollMs = IDLE_POLL_MS }: 
     }
     const { error } = failure;
     const message = error instanceof Error ? error.message : String(error);
+    // A full or failing disk is not the job's fault: it waits and runs again without spending an
+    // attempt (before, a long full disk failed uploads for good after three tries).
+    if (storageFailure(error) && !(error instanceof PermanentJobError)) {
+      statements.retryFree.run({ id: job.id, at, error: message, runAfter: at + STORAGE_RETRY_MS });
+      return;
+    }
     const final = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
     // One commit for the job's row and its owner's record of the failure (one fsync, not two).
     db.transaction(() => {

@@ -49,5 +49,11 @@ export function jobStatements(db: Db) {
       .set({ status: "queued", lastError: value("error"), runAfter: value("runAfter"), updatedAt: value("at") })
       .where(eq(jobs.id, id))
       .prepare(),
+    /** Queued again without spending the attempt: the failure was the disk's, not the job's. */
+    retryFree: db
+      .update(jobs)
+      .set({ status: "queued", attempts: sql`max(${jobs.attempts} - 1, 0)`, lastError: value("error"), runAfter: value("runAfter"), updatedAt: value("at") })
+      .where(eq(jobs.id, id))
+      .prepare(),
   };
 }

@@ -93,30 +93,54 @@ describe("an upload the disk cannot hold", () => {
 });
 
 describe("a file failed by Hearth's storage", () => {
-  /** Uploads a file whose ingestion fails for want of room until every attempt is spent. */
+  /**
+   * Uploads a file whose ingestion fails for good because Hearth could not open its database (too
+   * many open files, EMFILE: what the probe saw): every attempt spent, the file left `failed`.
+   * (A full disk no longer fails a file: the job waits without spending attempts, test below.)
+   */
   async function failedFile(t: Awaited<ReturnType<typeof open>>, name: string, body: string) {
     t.h.services.start();
+    t.sqlite.exec("CREATE TEMP TRIGGER no_fds BEFORE INSERT ON main.knowledge_chunks BEGIN SELECT RAISE(ABORT, 'unable to open database file'); END");
     const r = await t.upload(name, body);
     expect(r.status).toBe(202);
-    // The chunks find no room: the job fails, is retried after 1 s and 2 s, and fails for good.
-    t.diskFull();
     for (let i = 0; i < 3; i++) {
       await t.h.services.jobs.idle();
       t.h.clock.advance(60_000);
     }
     await t.h.services.jobs.idle();
-    t.diskBack();
+    t.sqlite.exec("DROP TRIGGER temp.no_fds");
     const f = await t.file(r.body.data.id);
     expect(f.status).toBe("failed");
     return f;
   }
+
+  test("a full disk during ingestion fails nothing: the file waits and is ready once there is room", async () => {
+    const t = await open();
+    // Acknowledged first (the queue not yet running), then the disk fills before its chunks are written.
+    const r = await t.upload("waits.md", "# Waits\n\nThis file is ingested once the disk has room again.\n");
+    expect(r.status).toBe(202);
+    t.h.services.start(); // the queue's first pump runs after this turn, with the disk already full
+    t.diskFull();
+    for (let i = 0; i < 5; i++) {
+      await t.h.services.jobs.idle();
+      t.h.clock.advance(60_000);
+    }
+    await t.h.services.jobs.idle();
+    // Five tries on a full disk, with three attempts allowed: still waiting, not failed.
+    expect((await t.file(r.body.data.id)).status).not.toBe("failed");
+    expect((t.sqlite.query("SELECT max(attempts) AS n FROM jobs").get() as { n: number }).n).toBeLessThanOrEqual(1);
+    t.diskBack();
+    t.h.clock.advance(60_000);
+    await t.h.services.jobs.idle();
+    expect(await t.file(r.body.data.id)).toMatchObject({ status: "ready", error: null });
+  }, 60_000);
 
   test("says it was Hearth's storage, not the file; the same bytes uploaded again queue it again and it becomes ready", async () => {
     const t = await open();
     const body = "# Runbook\n\nRestart the service with the serve command after an upgrade.\n";
     const f = await failedFile(t, "runbook.md", body);
     expect(f.error).toStartWith("Hearth's own storage failed while ingesting this file (");
-    expect(f.error).toContain("database or disk is full); nothing is wrong with the file.");
+    expect(f.error).toContain("unable to open database file); nothing is wrong with the file.");
     expect(f.error).toContain(`PUT /api/knowledge-base/embeddings?file_id=${f.id}`);
     const again = await t.upload("runbook.md", body);
     expect(again.status).toBe(202);
