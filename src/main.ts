@@ -74,9 +74,10 @@ const STOP_GRACE_MS = 8_000;
 
 async function serve(config: Config) {
   probeAddress(config);
-  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { createLogger }, { createServices }, { createApp, listenOptions }, { endAllStreams }] = await Promise.all([
+  const [{ ensureDataDir, lockDataDir, openStorage }, { migrate }, { checkSecretKeyBeforeMigrating }, { createLogger }, { createServices }, { createApp, listenOptions }, { endAllStreams }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
+    import("./platform/secrets"),
     import("./platform/log"),
     import("./services"),
     import("./app"),
@@ -89,6 +90,9 @@ async function serve(config: Config) {
   // ONNX Runtime loader that build.ts bundles; workers share this environment).
   process.env.HEARTH_NATIVE_DIR = join(config.dataDir, "native");
   const storage = await openStorage(config.dataDir);
+  // Before the migration: a start refused for its secret key leaves the database as the older
+  // Hearth left it, so that one can still be started on it.
+  checkSecretKeyBeforeMigrating(config.secretKey, config.dataDir, storage.sqlite);
   migrate(storage.db);
   const services = await createServices({ config, storage, log });
   if (services.bootstrap) {
@@ -159,7 +163,7 @@ async function resetPassword(config: Config, email: string | undefined) {
   if (!email) fail("reset-password needs the account's email: hearth reset-password <email>");
   const database = join(config.dataDir, "hearth.db");
   if (!existsSync(database)) fail(`no Hearth database at ${database}: point HEARTH_DATA_DIR (or --data-dir) at the data dir of the Hearth`);
-  const [{ openStorage, lockDataDir, InstanceLockedError }, { migrate }, { systemClock }, { createActivityService }, { createAccountsService }, { randomPassword }] = await Promise.all([
+  const [{ openStorage }, { schemaDates }, { systemClock }, { createActivityService }, { createAccountsService }, { randomPassword }] = await Promise.all([
     import("./platform/db/database"),
     import("./platform/db/migrate"),
     import("./platform/clock"),
@@ -167,16 +171,19 @@ async function resetPassword(config: Config, email: string | undefined) {
     import("./features/accounts/service"),
     import("./features/accounts/bootstrap"),
   ]);
-  // A running Hearth has migrated the database already; a stopped one may be older than this build.
-  let lock: { release(): void } | undefined;
-  try {
-    lock = lockDataDir(config.dataDir);
-  } catch (e) {
-    if (!(e instanceof InstanceLockedError)) throw e;
-  }
+  // Only on the schema of this build: it neither migrates a database an older Hearth uses (which
+  // could then no longer start on it) nor writes into one it does not know.
   const storage = await openStorage(config.dataDir);
   try {
-    if (lock) migrate(storage.db);
+    const { last, newest } = schemaDates(storage.db);
+    const day = (t: number | null) => (t === null ? "none" : new Date(t).toISOString());
+    if (last !== newest) {
+      fail(
+        last !== null && last > newest
+          ? `${database} was written by a newer Hearth (schema ${day(last)}; this build knows up to ${day(newest)}): use that version's reset-password`
+          : `${database} is from an older Hearth (schema ${day(last)}; this build's is ${day(newest)}): use that version's reset-password, or start this version once (it migrates the database), then run this again`,
+      );
+    }
     const activity = createActivityService({ db: storage.db, clock: systemClock });
     const accounts = createAccountsService({ db: storage.db, clock: systemClock, activity });
     const password = randomPassword();
@@ -187,7 +194,6 @@ async function resetPassword(config: Config, email: string | undefined) {
     process.stdout.write(`\nThe new password of ${user.email} is\n\n    ${password}\n\nIt is shown only this once. Every session of the account has ended; its API tokens still work.\n\n`);
   } finally {
     await storage.close();
-    lock?.release();
   }
 }
 

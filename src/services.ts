@@ -42,7 +42,7 @@ import { createPreferencesService } from "./features/preferences/service";
 import { createMcpFeature } from "./features/mcp/feature";
 import { createCommunicatorFeature, createIntegrationsFeature } from "./features/integrations/feature";
 import { integrationManagementTools } from "./features/mcp/integration-tools";
-import { openSecretBox } from "./platform/secrets";
+import { openSecretBox, SECRET_KEY_MARKER } from "./platform/secrets";
 import { createSettings } from "./platform/settings/settings";
 import pkg from "../package.json";
 
@@ -55,8 +55,6 @@ export interface ServiceOptions {
   log?: Logger;
 }
 
-/** The settings key of the marker sealed under the database's first secret key. */
-const SECRET_KEY_MARKER = "secret_key_check";
 
 export async function createServices({ config, storage, clock = systemClock, log = createLogger() }: ServiceOptions) {
   const { db } = storage;

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { ConfigError } from "./config";
 
 const KEY_FILE = "secret.key";
+/** The settings key of the marker sealed under the database's first secret key. */
+export const SECRET_KEY_MARKER = "secret_key_check";
 const VERSION = "v1";
 
 export interface SecretBox {
@@ -45,6 +47,7 @@ export interface SealedState {
  */
 export function openSecretBox(configured: string | undefined, dataDir: string, db: SealedState): { box: SecretBox; replaced: boolean } {
   const fresh = configured === undefined && !existsSync(join(dataDir, KEY_FILE));
+  if (fresh && db.sealedCount() > 0) throw missingKey(dataDir, db.sealedCount());
   const box = createSecretBox(loadSecretKey(configured, dataDir));
   try {
     box.open(db.marker(box.seal("hearth")));
@@ -58,6 +61,33 @@ export function openSecretBox(configured: string | undefined, dataDir: string, d
     if (fresh) rmSync(join(dataDir, KEY_FILE), { force: true });
     throw new ConfigError(
       `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir (it is kept apart from the database and its backups), or set HEARTH_SECRET_KEY to it`,
+    );
+  }
+}
+
+const missingKey = (dataDir: string, sealed: number) =>
+  new ConfigError(
+    `${join(dataDir, KEY_FILE)} is missing: the credentials of ${sealed} integration(s) in this database were sealed with it; put the original secret.key in the data dir (it is kept apart from the database and its backups), or set HEARTH_SECRET_KEY to it`,
+  );
+
+/**
+ * The same check as openSecretBox, on the database as a previous Hearth left it and before it is
+ * migrated, writing nothing: a start refused for its key leaves the database as it was, so the
+ * older Hearth can still be started on it. Databases without sealed credentials pass.
+ */
+export function checkSecretKeyBeforeMigrating(configured: string | undefined, dataDir: string, sqlite: { query(sql: string): { get(...args: unknown[]): unknown } }): void {
+  const tables = (sqlite.query("SELECT group_concat(name) AS names FROM sqlite_master WHERE type = 'table' AND name IN ('integrations', 'settings')").get() as { names: string | null }).names ?? "";
+  if (!tables.includes("integrations") || !tables.includes("settings")) return;
+  const sealed = (sqlite.query("SELECT count(*) AS n FROM integrations WHERE credentials IS NOT NULL").get() as { n: number }).n;
+  const marker = (sqlite.query("SELECT value FROM settings WHERE key = ?").get(SECRET_KEY_MARKER) as { value: string } | null)?.value;
+  if (sealed === 0 || !marker) return;
+  if (configured === undefined && !existsSync(join(dataDir, KEY_FILE))) throw missingKey(dataDir, sealed);
+  try {
+    createSecretBox(loadSecretKey(configured, dataDir)).open(marker);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(
+      `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir, or set HEARTH_SECRET_KEY to it`,
     );
   }
 }

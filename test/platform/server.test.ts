@@ -209,6 +209,20 @@ describe("process", () => {
     restarted.proc.kill("SIGTERM");
     expect(await restarted.proc.exited).toBe(0);
     expect((await run(["reset-password", "admin@localhost"], env(join(dir, "nowhere")))).stderr).toContain("no Hearth database at");
+    // Another version's database: neither migrated (an older Hearth could then no longer start on
+    // it; before, the command migrated it silently) nor written when newer.
+    const db = new Database(join(dir, "hearth.db"));
+    const newest = db.query("SELECT max(created_at) AS t FROM __drizzle_migrations").get() as { t: number };
+    const migrations = () => (db.query("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
+    db.run("UPDATE __drizzle_migrations SET created_at = created_at - 1 WHERE created_at = ?", [newest.t]);
+    const recorded = migrations();
+    const older = await run(["reset-password", "admin@localhost"], env(dir));
+    expect([older.code, migrations()]).toEqual([2, recorded]);
+    expect(older.stderr).toContain("is from an older Hearth");
+    db.run("UPDATE __drizzle_migrations SET created_at = ? WHERE created_at = ?", [newest.t + 86_400_000, newest.t - 1]);
+    const newer = await run(["reset-password", "admin@localhost"], env(dir));
+    expect([newer.code, newer.stderr]).toEqual([2, expect.stringContaining("was written by a newer Hearth")]);
+    db.close();
   }, 60_000);
 
   test("kill -9 right after the last response loses no acknowledged `used` audit row", async () => {

@@ -25,6 +25,15 @@ export function bundledMigrations(): MigrationMeta[] {
   });
 }
 
+/** When the database's last migration was made (null: none yet), and the newest this build has. */
+export function schemaDates(db: Db): { last: number | null; newest: number } {
+  const newest = Math.max(...bundledMigrations().map((m) => m.folderMillis));
+  const sqlite = db.$client;
+  const known = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+  const last = known ? (sqlite.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last ?? null) : null;
+  return { last, newest };
+}
+
 /**
  * Runs every migration newer than the database's last one, in one transaction. A database whose
  * last migration is newer than any this build has was written by a newer Hearth: refused, since

@@ -336,8 +336,21 @@ test("another secret key than the stored credentials were sealed with stops the 
   // Now one is sealed under key 9: key 7 would leave it undecryptable.
   await expect(createHarness({ HEARTH_SECRET_KEY: key(7) }, dir)).rejects.toThrow("HEARTH_SECRET_KEY is not the key the credentials of 1 integration(s) in this database were sealed with");
   // A key file this start would have generated is not left behind to be used next time.
-  await expect(createHarness({}, dir)).rejects.toThrow(/secret\.key is not the key the credentials of 1 integration/);
+  await expect(createHarness({}, dir)).rejects.toThrow(/secret\.key is missing: the credentials of 1 integration\(s\) in this database were sealed with it/);
   expect(existsSync(join(dir, "secret.key"))).toBe(false);
+  // The same checks before a start migrates anything, on the database as it is, writing nothing
+  // (before, a start refused for its key had already migrated the database: the older Hearth it came
+  // from could no longer start on it).
+  const { Database } = await import("bun:sqlite");
+  const { checkSecretKeyBeforeMigrating } = await import("../../../src/platform/secrets");
+  const sqlite = new Database(join(dir, "hearth.db"), { readonly: true });
+  expect(() => checkSecretKeyBeforeMigrating(undefined, dir, sqlite)).toThrow(/secret\.key is missing/);
+  expect(existsSync(join(dir, "secret.key"))).toBe(false);
+  expect(() => checkSecretKeyBeforeMigrating(key(7), dir, sqlite)).toThrow(/HEARTH_SECRET_KEY is not the key/);
+  expect(() => checkSecretKeyBeforeMigrating(key(9), dir, sqlite)).not.toThrow();
+  sqlite.close();
+  const empty = new Database(":memory:");
+  expect(() => checkSecretKeyBeforeMigrating(undefined, dir, empty)).not.toThrow(); // nothing sealed, nothing to check
   const again = await createHarness({ HEARTH_SECRET_KEY: key(9) }, dir);
   await again.close();
 });
