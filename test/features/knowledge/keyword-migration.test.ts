@@ -127,6 +127,32 @@ describe("migrations 0017 and 0018 on an existing database", () => {
     sqlite.close();
   });
 
+  test("0019: text 0018's triggers did not count as CJK (half-width katakana, compatibility and extension-B ideographs) is indexed in pairs and found", () => {
+    // Before: indexed as it is, looked up as pairs: never found (upgrade probe r3).
+    const chunks = ["Catalog: ﾃﾞｰﾀﾍﾞｰｽ ｻｰﾊﾞｰ ｶﾀﾛｸﾞ", "這是備份的說明：豈 and 𠀋 stand here", "plain English text", "这是一个数据库系统。"];
+    const sqlite = open(oldDatabase("halfwidth.db", chunks, 19));
+    const store = createKeywordStore(sqlite);
+    indexBacklog(sqlite); // 0018's own backlog (the Chinese chunk)
+    const ids = (q: string) => store.search(["kb"], q, 10).map((h) => h.chunkId);
+    expect(ids("データベース")).toEqual([]);
+    migrate(drizzle(sqlite) as never);
+    expect(sqlite.query("SELECT chunk_id FROM knowledge_keyword_backlog").values().flat()).toEqual([1]);
+    indexHealthy(sqlite);
+    expect(indexBacklog(sqlite)).toBe(1);
+    expect(ids("データベース")).toEqual([1]);
+    expect(ids("ｻｰﾊﾞｰ")).toEqual([1]);
+    expect(ids("Catalog")).toEqual([1]);
+    expect(ids("数据库")).toEqual([4]);
+    expect(ids("English")).toEqual([3]);
+    indexHealthy(sqlite);
+    // New chunks of such text go the same way at once.
+    sqlite.run("INSERT INTO knowledge_chunks (file_id, knowledge_base_id, product_id, ordinal, text, headings, char_start, char_end, tokens) VALUES ('f','kb','p',9,'ｶﾀﾛｸﾞ only','[]',0,1,1)");
+    expect(listed(sqlite)).toBe(1);
+    indexBacklog(sqlite);
+    expect(ids("カタログ").sort()).toEqual([1, 5]);
+    sqlite.close();
+  });
+
   test("a new database has nothing to index", () => {
     const sqlite = open(join(dir, "new.db"));
     migrate(drizzle(sqlite) as never);
@@ -173,7 +199,7 @@ describe("migrations 0017 and 0018 on an existing database", () => {
     const store = createKeywordStore(sqlite);
     expect(store.search(["kb"], "snapshot", 5).length).toBe(5);
     migrate(drizzle(sqlite) as never);
-    expect(migrated(sqlite)).toBe(BEFORE + 2);
+    expect(migrated(sqlite)).toBe(migrationJournal.entries.length);
     expect(indexBacklog(sqlite)).toBe(50);
     expect(store.search(["kb"], "备份", 100).length).toBe(50);
     indexHealthy(sqlite);

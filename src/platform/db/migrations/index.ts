@@ -19,6 +19,7 @@ import m15 from "./0015_drop_knowledge_file_blobs.sql" with { type: "text" };
 import m16 from "./0016_user_sessions_and_removal.sql" with { type: "text" };
 import m17 from "./0017_knowledge_keywords_cjk.sql" with { type: "text" };
 import m18 from "./0018_knowledge_keyword_backlog.sql" with { type: "text" };
+import m19 from "./0019_knowledge_keyword_cjk_ranges.sql" with { type: "text" };
 
 export const migrationJournal = journal;
 export const migrationSql: Record<string, string> = {
@@ -41,4 +42,5 @@ export const migrationSql: Record<string, string> = {
   "0016_user_sessions_and_removal": m16,
   "0017_knowledge_keywords_cjk": m17,
   "0018_knowledge_keyword_backlog": m18,
+  "0019_knowledge_keyword_cjk_ranges": m19,
 };
