@@ -52,7 +52,7 @@ export function createApp(s: Services) {
     .onParse({ as: "global" }, ({ request, contentType }) => new PendingBody(request, contentType))
     .use(explorer(s.version))
     .use(consoleRoutes(consoleAssets))
-    .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup }))
+    .use(systemRoutes({ auth, health: s.health, version: s.version, dataDir: s.config.dataDir, clock: s.clock, backup: s.backup, backupKeep: s.config.backupKeep }))
     .use(accountRoutes({ auth, accounts: s.accounts, activity: s.activity, clock: s.clock, log: s.log }))
     .use(workspaceRoutes({ auth, workspaces: s.workspaces }))
     .use(tokenRoutes({ auth, tokens: s.tokens }))

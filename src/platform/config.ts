@@ -29,6 +29,7 @@ export interface Config {
   readonly httpAllow: string;
   readonly webhookRateLimit: number;
   readonly executionRetentionDays: number;
+  readonly backupKeep: number;
   readonly maxChunksPerFile: number;
 }
 
@@ -130,6 +131,7 @@ export const SETTINGS: readonly Setting[] = [
   { env: "HEARTH_WORKFLOW_CONCURRENCY", flag: "--workflow-concurrency", key: "workflowConcurrency", default: "4", help: "workflow executions running at once per workspace; more wait queued", parse: integer(1, 1000) },
   { env: "HEARTH_HTTP_ALLOW", flag: "--http-allow", key: "httpAllow", default: "", help: "hosts/CIDRs http nodes may call although loopback or link-local (comma-separated)", parse: allowList },
   { env: "HEARTH_WEBHOOK_RATE_LIMIT", flag: "--webhook-rate-limit", key: "webhookRateLimit", default: "60", help: "inbound webhook deliveries per minute per path", parse: integer(1, 1_000_000) },
+  { env: "HEARTH_BACKUP_KEEP", flag: "--backup-keep", key: "backupKeep", default: "7", help: "backups POST /api/admin/backup keeps in <data dir>/backups/ (the oldest go after each new one); 0 keeps them all", parse: integer(0, 100_000) },
   { env: "HEARTH_EXECUTION_RETENTION_DAYS", flag: "--execution-retention-days", key: "executionRetentionDays", default: "0", help: "days ended workflow and agent executions (and webhook deliveries) are kept; 0 keeps them all", parse: integer(0, 36_500) },
   { env: "HEARTH_VECTOR_MEMORY_MB", flag: "--vector-memory-mb", key: "vectorMemoryMb", default: "512", help: "memory for in-memory vector indexes (~1.6 KB per 384-dim chunk); 0: sqlite-vec scan only", parse: integer(0, 1_000_000) },
   { env: "HEARTH_MAX_CHUNKS_PER_FILE", flag: "--max-chunks-per-file", key: "maxChunksPerFile", default: "20000", help: "chunks one uploaded file may become; a file with more ends failed before embedding", parse: integer(1, 10_000_000) },

@@ -132,6 +132,21 @@ describe("backups", () => {
     expect(readdirSync(join(h.dataDir, "backups")).sort()).toEqual([...files].map((f) => f.split("/").at(-1)!).sort());
   });
 
+  test("API backups keep the newest HEARTH_BACKUP_KEEP copies: the oldest go once a new one is whole", async () => {
+    // Before: every copy stayed in <data dir>/backups/, on the database's own disk, until it filled.
+    h = await createHarness({ HEARTH_BACKUP_KEEP: "2" });
+    const jwt = await h.login();
+    const taken: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await h.call("POST", "/api/admin/backup", { token: jwt });
+      expect(r.status).toBe(201);
+      taken.push((r.body.data.file as string).split("/").at(-1)!);
+      h.clock.advance(60_000);
+    }
+    const { readdirSync } = await import("node:fs");
+    expect(readdirSync(join(h.dataDir, "backups")).sort()).toEqual(taken.slice(2).sort());
+  });
+
   test("what a killed backup left in backups/ is removed at the next start", async () => {
     const dir = tempDir();
     const first = await createHarness({}, dir);

@@ -83,14 +83,31 @@ export function backupApart(dbPath: string, target: string): Promise<BackupResul
  * asked for. (Made side by side, copies of one millisecond shared a name and a partial file:
  * 10 at once gave 3 refusals and 2 "disk I/O error"s.)
  */
-export function createAdminBackups(d: { dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult> }) {
+export function createAdminBackups(d: { dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult>; keep: number }) {
   let running: Promise<BackupResult> | undefined;
   let next: Promise<BackupResult> | undefined;
+  const dir = join(d.dataDir, "backups");
+  /**
+   * Keeps the newest `keep` copies (HEARTH_BACKUP_KEEP; 0: all), once a new one is whole: a
+   * backup a day filled the data dir's own disk, the one the database writes to. Their names
+   * sort by when they were taken.
+   */
+  const prune = () => {
+    if (d.keep === 0) return;
+    const copies = readdirSync(dir).filter((n) => /^hearth-.*\.db$/.test(n)).sort();
+    for (const name of copies.slice(0, Math.max(0, copies.length - d.keep))) rmSync(join(dir, name), { force: true });
+  };
   const copy = (): Promise<BackupResult> => {
     const stamp = new Date(d.clock.now()).toISOString().replace(/[:.]/g, "-");
-    let file = join(d.dataDir, "backups", `hearth-${stamp}.db`);
-    for (let n = 2; existsSync(file); n++) file = join(d.dataDir, "backups", `hearth-${stamp}-${n}.db`);
-    running = d.backup(file).finally(() => (running = undefined));
+    let file = join(dir, `hearth-${stamp}.db`);
+    for (let n = 2; existsSync(file); n++) file = join(dir, `hearth-${stamp}-${n}.db`);
+    running = d
+      .backup(file)
+      .then((result) => {
+        prune();
+        return result;
+      })
+      .finally(() => (running = undefined));
     return running;
   };
   return {

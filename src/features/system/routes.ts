@@ -11,8 +11,8 @@ import { Checks } from "./model";
 
 const statusesOnly = (checks: Record<string, CheckState>) => Object.fromEntries(Object.entries(checks).map(([name, c]) => [name, { status: c.status }]));
 
-export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult> }) {
-  const backups = createAdminBackups(deps);
+export function systemRoutes(deps: { auth: AuthPlugin; health: { report(): Promise<Record<string, CheckState>> }; version: string; dataDir: string; clock: Clock; backup: (file: string) => Promise<BackupResult>; backupKeep: number }) {
+  const backups = createAdminBackups({ ...deps, keep: deps.backupKeep });
   return new Elysia()
     .use(deps.auth)
     .get(
