@@ -109,6 +109,26 @@ describe("job queue", () => {
     await queue.stop();
   });
 
+  test("finished jobs' rows go after a week; failed and queued ones stay", async () => {
+    // Before: a row per upload stayed for ever.
+    const { queue, clock } = await setup();
+    queue.register(WORK, async () => {});
+    queue.register(BAD, async () => {
+      throw new PermanentJobError("bad");
+    });
+    const done = queue.enqueue(WORK, { n: 1 });
+    const failed = queue.enqueue(BAD, {});
+    queue.start();
+    await queue.idle();
+    clock.advance(7 * 24 * 3600_000 + 1);
+    const waiting = queue.enqueue(LONG, { file: "nobody runs this kind here" }); // stays queued
+    await queue.idle();
+    expect(queue.get(done)).toBeUndefined();
+    expect(queue.get(failed)).toMatchObject({ status: "failed" });
+    expect(queue.get(waiting)).toBeDefined();
+    await queue.stop();
+  });
+
   test("a permanent error fails at once", async () => {
     const { queue } = await setup();
     queue.register(BAD, async () => {

@@ -55,6 +55,9 @@ const IDLE_POLL_MS = 1000;
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
 /** When a job the disk failed (full, I/O error) runs again; its attempt is not spent. */
 const STORAGE_RETRY_MS = 30_000;
+/** How long a finished job's row stays (to see what ran), and how often older ones are removed. */
+const DONE_KEPT_MS = 7 * 24 * 3600_000;
+const SWEEP_EVERY_MS = 3600_000;
 
 /**
  * `sync` makes every commit so far durable off the event loop (platform/db/durability.ts); without
@@ -128,6 +131,15 @@ export function createJobQueue({ db, clock, log, sync, pollMs = IDLE_POLL_MS }: 
     await sync().catch((e) => log.error("job end not synced to disk", { kind: job.kind, id: job.id, error: String(e) }));
   };
 
+  let sweptAt = -Infinity;
+  /** Finished jobs' rows go after DONE_KEPT_MS, an hour's sweep at a time (a row per upload, for ever, before). */
+  const sweepDone = () => {
+    const at = clock.now();
+    if (at - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = at; // a sweep the disk refuses waits for the next hour, it does not hold back the pump
+    statements.sweepDone.run({ before: at - DONE_KEPT_MS });
+  };
+
   /** Puts back jobs a crash left running (once per start) and records the ends the database refused before. */
   const catchUp = () => {
     if (!reclaimed) {
@@ -178,6 +190,7 @@ export function createJobQueue({ db, clock, log, sync, pollMs = IDLE_POLL_MS }: 
     try {
       catchUp();
       claimDue();
+      sweepDone();
       trouble.ok();
     } catch (e) {
       delay = trouble.failed(e);

@@ -41,6 +41,8 @@ export function jobStatements(db: Db) {
       .prepare(),
     /** (params: id, at) */
     done: db.update(jobs).set({ status: "done", lastError: null, updatedAt: value("at") }).where(eq(jobs.id, id)).prepare(),
+    /** Removes jobs that ended well before `before` (ms). */
+    sweepDone: db.delete(jobs).where(and(eq(jobs.status, "done"), lte(jobs.updatedAt, sql.placeholder("before")))).prepare(),
     /** (params: id, at, error) */
     failed: db.update(jobs).set({ status: "failed", lastError: value("error"), updatedAt: value("at") }).where(eq(jobs.id, id)).prepare(),
     /** Back in the queue after a failure (params: id, at, error, runAfter). */
