@@ -2,7 +2,7 @@
 // generated once in the data dir (mode 0600). Never in the database, so a copy of the database or a
 // backup holds the credentials only as ciphertext.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "./config";
 
@@ -41,13 +41,16 @@ export interface SealedState {
 
 /**
  * The box of the configured key, checked against the marker sealed under the database's first key.
- * Another key leaves every stored credential undecryptable: with any stored, the start stops (and a
- * key file this start generated is removed again, so the original can be put back); with none (a
- * backup restored without its secret.key), the marker is sealed again under this key.
+ * Another key leaves every stored credential undecryptable: with any stored, the start stops (a
+ * missing key file is not generated then, so the original can be put back); with none (a backup
+ * restored without its secret.key), the marker is sealed again under this key.
  */
 export function openSecretBox(configured: string | undefined, dataDir: string, db: SealedState): { box: SecretBox; replaced: boolean } {
   const fresh = configured === undefined && !existsSync(join(dataDir, KEY_FILE));
-  if (fresh && db.sealedCount() > 0) throw missingKey(dataDir, db.sealedCount());
+  if (fresh) {
+    const sealed = db.sealedCount();
+    if (sealed > 0) throw missingKey(dataDir, sealed);
+  }
   const box = createSecretBox(loadSecretKey(configured, dataDir));
   try {
     box.open(db.marker(box.seal("hearth")));
@@ -58,12 +61,14 @@ export function openSecretBox(configured: string | undefined, dataDir: string, d
       db.replaceMarker(box.seal("hearth"));
       return { box, replaced: true };
     }
-    if (fresh) rmSync(join(dataDir, KEY_FILE), { force: true });
-    throw new ConfigError(
-      `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir (it is kept apart from the database and its backups), or set HEARTH_SECRET_KEY to it`,
-    );
+    throw wrongKey(configured, dataDir, sealed);
   }
 }
+
+const wrongKey = (configured: string | undefined, dataDir: string, sealed: number) =>
+  new ConfigError(
+    `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir (it is kept apart from the database and its backups), or set HEARTH_SECRET_KEY to it`,
+  );
 
 const missingKey = (dataDir: string, sealed: number) =>
   new ConfigError(
@@ -86,9 +91,7 @@ export function checkSecretKeyBeforeMigrating(configured: string | undefined, da
     createSecretBox(loadSecretKey(configured, dataDir)).open(marker);
   } catch (e) {
     if (e instanceof ConfigError) throw e;
-    throw new ConfigError(
-      `${configured === undefined ? `${join(dataDir, KEY_FILE)} is` : "HEARTH_SECRET_KEY is"} not the key the credentials of ${sealed} integration(s) in this database were sealed with: put the original secret.key in the data dir, or set HEARTH_SECRET_KEY to it`,
-    );
+    throw wrongKey(configured, dataDir, sealed);
   }
 }
 

@@ -45,7 +45,8 @@ export function createSignIn({ accounts, activity, now, log = createLogger() }: 
 
     // A password set since the window's failures began (hearth reset-password, an admin) lifts
     // the account's lock: the guesses were against a password that no longer exists.
-    const refusal = throttle.accountRefusal(email, accounts.sessionVersionOfEmail(email));
+    const version = accounts.sessionVersionOfEmail(email);
+    const refusal = throttle.accountRefusal(email, version);
     if (refusal.retryAfter > 0) {
       // Recorded once per window: a flood of refused attempts must not flood the trail.
       if (refusal.first) trail({ action: "login_throttled", organizationId: accounts.organizationOfEmail(email), statusCode: 429, ...facts });
@@ -54,7 +55,7 @@ export function createSignIn({ accounts, activity, now, log = createLogger() }: 
     const wait = throttle.delayMs(address);
     // Counted as failed from here (in the same synchronous step as the checks above) until the
     // password proves right, so concurrent guesses cannot all pass the budget before one is counted.
-    const reservation = throttle.reserve(address, email, accounts.sessionVersionOfEmail(email));
+    const reservation = throttle.reserve(address, email, version);
     if (wait > 0) await Bun.sleep(wait);
 
     const { user, organizationId } = await accounts.verifyLogin(email, a.password);

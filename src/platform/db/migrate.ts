@@ -25,13 +25,15 @@ export function bundledMigrations(): MigrationMeta[] {
   });
 }
 
+/** When the database's last migration was made; null when none was (a new database has no migrations table yet). */
+function lastMigration(sqlite: Db["$client"]): number | null {
+  const known = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+  return known ? (sqlite.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last ?? null) : null;
+}
+
 /** When the database's last migration was made (null: none yet), and the newest this build has. */
 export function schemaDates(db: Db): { last: number | null; newest: number } {
-  const newest = Math.max(...bundledMigrations().map((m) => m.folderMillis));
-  const sqlite = db.$client;
-  const known = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
-  const last = known ? (sqlite.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last ?? null) : null;
-  return { last, newest };
+  return { last: lastMigration(db.$client), newest: Math.max(...bundledMigrations().map((m) => m.folderMillis)) };
 }
 
 /**
@@ -44,10 +46,8 @@ export function migrate(db: Db): void {
   const newest = Math.max(...migrations.map((m) => m.folderMillis));
   const sqlite = db.$client;
   try {
-    // A new database has no migrations table yet.
-    const known = sqlite.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
-    const last = known ? sqlite.query<{ last: number | null }, []>("SELECT max(created_at) AS last FROM __drizzle_migrations").get()?.last : null;
-    if (last != null && last > newest) {
+    const last = lastMigration(sqlite);
+    if (last !== null && last > newest) {
       throw new ConfigError(
         `${sqlite.filename} was written by a newer Hearth (its schema is from ${new Date(last).toISOString()}, this build knows up to ${new Date(newest).toISOString()}): run that version, or restore a backup taken before the upgrade`,
       );
